@@ -1,0 +1,77 @@
+// Comparing two realizations of the same pipeline under different schedules.
+//
+// Integer and bool outputs must match bit for bit. Float outputs may differ by rounding, since
+// Halide compiles with reassociation and contraction allowed and schedules change evaluation
+// order: they match when |a - b| <= kFloatAbsTol + kFloatRelTol * max(|a|, |b|).
+#pragma once
+
+#include <Halide.h>
+
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+namespace schedforge::testing {
+
+constexpr double kFloatRelTol = 1e-4;
+constexpr double kFloatAbsTol = 1e-4;
+
+// Empty when the buffers agree; otherwise a description of the first mismatch and the count.
+inline std::string compare_buffers(const Halide::Buffer<> &a, const Halide::Buffer<> &b) {
+    if (a.type() != b.type() || a.dimensions() != b.dimensions()) return "type or dimensionality differs";
+    for (int d = 0; d < a.dimensions(); d++) {
+        if (a.dim(d).extent() != b.dim(d).extent() || a.dim(d).min() != b.dim(d).min()) return "shapes differ";
+    }
+    int64_t mismatches = 0;
+    std::string first;
+    // Dense copies share one layout, so elements pair up by linear index.
+    const Halide::Buffer<> da = a.copy(), db = b.copy();
+    auto check = [&](auto tag) {
+        using T = decltype(tag);
+        const T *pa = static_cast<const T *>(da.data()), *pb = static_cast<const T *>(db.data());
+        for (size_t i = 0; i < da.number_of_elements(); i++) {
+            const T va = pa[i], vb = pb[i];
+            bool same;
+            if constexpr (std::is_floating_point_v<T>) {
+                same = std::abs(double(va) - double(vb)) <=
+                       kFloatAbsTol + kFloatRelTol * std::max(std::abs(double(va)), std::abs(double(vb)));
+            } else {
+                same = va == vb;
+            }
+            if (!same && mismatches++ == 0) {
+                std::ostringstream s;
+                s << "at (";
+                size_t rest = i;
+                for (int d = 0; d < da.dimensions(); d++) {
+                    s << (d ? "," : "") << da.dim(d).min() + int(rest % size_t(da.dim(d).extent()));
+                    rest /= size_t(da.dim(d).extent());
+                }
+                s << "): " << +va << " vs " << +vb;
+                first = s.str();
+            }
+        }
+    };
+    const Halide::Type t = a.type();
+    if (t.is_float())
+        check(float{});
+    else if (t == Halide::UInt(8) || t.is_bool())
+        check(uint8_t{});
+    else if (t == Halide::UInt(16))
+        check(uint16_t{});
+    else if (t == Halide::UInt(32))
+        check(uint32_t{});
+    else if (t == Halide::Int(8))
+        check(int8_t{});
+    else if (t == Halide::Int(16))
+        check(int16_t{});
+    else if (t == Halide::Int(32))
+        check(int32_t{});
+    else
+        return "unsupported output type";
+    if (mismatches == 0) return "";
+    return std::to_string(mismatches) + " of " + std::to_string(a.number_of_elements()) + " values differ, first " +
+           first;
+}
+
+} // namespace schedforge::testing
