@@ -79,7 +79,9 @@ private:
     // Alignment stages are not checked where they are made: check everything an emission added.
     bool new_nodes_fit(size_t first) const {
         for (size_t i = first; i < spec_.nodes.size(); i++) {
-            if (spec_.nodes[i].elements() > cfg_.elements.max) return false;
+            const Node &n = spec_.nodes[i];
+            if (n.kind == K::Input) continue; // weights are not stages
+            if (n.elements() > cfg_.elements.max || n.elements() < cfg_.elements.min) return false;
         }
         return true;
     }
@@ -254,25 +256,39 @@ private:
         return cost;
     }
 
+    // s resampled by integer factors: upsampling multiplies extents and resolution, downsampling
+    // divides them.
+    Node resample(K kind, int s, int64_t fx, int64_t fy) {
+        const Node &src = node(s);
+        const bool up = kind == K::Upsample;
+        Node n = up ? image(kind, src.type, width(s) * fx, height(s) * fy, channels(s), src.res_x * Ratio{fx, 1},
+                            src.res_y * Ratio{fy, 1}, {s})
+                    : image(kind, src.type, width(s) / fx, height(s) / fy, channels(s), src.res_x / Ratio{fx, 1},
+                            src.res_y / Ratio{fy, 1}, {s});
+        n.params["fx"] = std::to_string(fx);
+        n.params["fy"] = std::to_string(fy);
+        n.params["mode"] = up ? (rng_.chance(0.5) ? "linear" : "nearest") : (rng_.chance(0.5) ? "box" : "nearest");
+        return n;
+    }
+
     int align_resolution(int s, int target) {
         const Ratio rx = node(target).res_x / node(s).res_x;
         const Ratio ry = node(target).res_y / node(s).res_y;
         const int64_t target_w = width(target), target_h = height(target);
-        if (rx.den > 1 || ry.den > 1) {
-            Node d = image(K::Downsample, node(s).type, width(s) / rx.den, height(s) / ry.den, channels(s),
-                           node(s).res_x / Ratio{rx.den, 1}, node(s).res_y / Ratio{ry.den, 1}, {s});
-            d.params["fx"] = std::to_string(rx.den);
-            d.params["fy"] = std::to_string(ry.den);
-            d.params["mode"] = rng_.chance(0.5) ? "box" : "nearest";
-            s = add(std::move(d));
-        }
-        if (rx.num > 1 || ry.num > 1) {
-            Node u = image(K::Upsample, node(s).type, width(s) * rx.num, height(s) * ry.num, channels(s),
-                           node(s).res_x * Ratio{rx.num, 1}, node(s).res_y * Ratio{ry.num, 1}, {s});
-            u.params["fx"] = std::to_string(rx.num);
-            u.params["fy"] = std::to_string(ry.num);
-            u.params["mode"] = rng_.chance(0.5) ? "linear" : "nearest";
-            s = add(std::move(u));
+        const bool down = rx.den > 1 || ry.den > 1, up = rx.num > 1 || ry.num > 1;
+        // Downsampling first keeps the intermediate small, unless that takes it below elements.min.
+        const bool up_first =
+            down && up && (width(s) / rx.den) * (height(s) / ry.den) * channels(s) * batch_ < cfg_.elements.min;
+        auto step = [&](K kind) {
+            const bool is_up = kind == K::Upsample;
+            s = add(resample(kind, s, is_up ? rx.num : rx.den, is_up ? ry.num : ry.den));
+        };
+        if (up_first) {
+            step(K::Upsample);
+            step(K::Downsample);
+        } else {
+            if (down) step(K::Downsample);
+            if (up) step(K::Upsample);
         }
         // Extents are estimates: after rounding, take the target's exactly.
         spec_.nodes[size_t(s)].extents[0] = target_w;
@@ -629,17 +645,8 @@ private:
         const int p = pick_producer();
         const int64_t fx = rng_.chance(0.85) ? pick_factor() : 1;
         const int64_t fy = rng_.chance(0.85) || fx == 1 ? pick_factor() : 1;
-        const Node &src = node(p);
-        Node n = kind == K::Upsample ? image(kind, src.type, width(p) * fx, height(p) * fy, channels(p),
-                                             src.res_x * Ratio{fx, 1}, src.res_y * Ratio{fy, 1}, {p})
-                                     : image(kind, src.type, width(p) / fx, height(p) / fy, channels(p),
-                                             src.res_x / Ratio{fx, 1}, src.res_y / Ratio{fy, 1}, {p});
         if (kind == K::Downsample && (width(p) < fx || height(p) < fy)) return false;
-        n.params["fx"] = std::to_string(fx);
-        n.params["fy"] = std::to_string(fy);
-        n.params["mode"] =
-            kind == K::Upsample ? (rng_.chance(0.5) ? "linear" : "nearest") : (rng_.chance(0.5) ? "box" : "nearest");
-        return fits(node(add(std::move(n))), fx * fy);
+        return fits(node(add(resample(kind, p, fx, fy))), fx * fy);
     }
 
     bool emit_matmul() {
@@ -698,6 +705,7 @@ private:
         lut.extents = {size};
         lut.expr = random_expr({T::Int32}, lut.type);
         const int table = add(std::move(lut));
+        if (!fits(node(table))) return false;
         Node apply = like(K::LutApply, node(table).type, p, {table, p});
         return fits(node(add(std::move(apply))));
     }

@@ -1,4 +1,6 @@
 // The CLIs and the random_pipeline Generator, run as separate processes the way a user runs them.
+#include "tests/support/process.h"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -12,61 +14,16 @@
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kSource = SCHEDFORGE_SOURCE_DIR;
-const std::string kSmall = kSource + "/configs/generator/small.yaml";
-
-struct Result {
-    int exit_code;
-    std::string out, err;
-};
-
-std::string read_file(const fs::path &p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-// Runs a shell command, capturing stdout and stderr separately.
-Result run(const std::string &command) {
-    const fs::path err = fs::temp_directory_path() / ("schedforge_cli_test_" + std::to_string(::getpid()) + ".err");
-    FILE *pipe = popen((command + " 2>" + err.string()).c_str(), "r");
-    EXPECT_NE(pipe, nullptr);
-    Result r;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-    const int status = pclose(pipe);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = read_file(err);
-    fs::remove(err);
-    return r;
-}
-
-// A fresh, empty scratch folder per test.
-fs::path scratch(const std::string &name) {
-    const fs::path dir = fs::temp_directory_path() / ("schedforge_test_" + name + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    return dir;
-}
-
-std::string write_config(const fs::path &dir, const std::string &text) {
-    fs::create_directories(dir);
-    const fs::path p = dir / "config.yaml";
-    std::ofstream(p) << text;
-    return p.string();
-}
-
-int count_lines(const std::string &s) { return int(std::count(s.begin(), s.end(), '\n')); }
+using namespace schedforge::testing;
 
 std::string gp(const std::string &args) { return std::string(GENERATE_PIPELINES) + " " + args; }
 
 TEST(GeneratePipelines, SameSeedSameFilesInSeparateProcesses) {
     const fs::path a = scratch("det_a"), b = scratch("det_b");
     const Result ra =
-        run("HL_NUM_THREADS=1 " + gp("--config " + kSmall + " --seed 100 --count 20 --out " + a.string()));
+        run("HL_NUM_THREADS=1 " + gp("--config " + kSmallConfig + " --seed 100 --count 20 --out " + a.string()));
     const Result rb =
-        run("HL_NUM_THREADS=2 " + gp("--config " + kSmall + " --seed 100 --count 20 --out " + b.string()));
+        run("HL_NUM_THREADS=2 " + gp("--config " + kSmallConfig + " --seed 100 --count 20 --out " + b.string()));
     ASSERT_EQ(ra.exit_code, 0) << ra.err;
     ASSERT_EQ(rb.exit_code, 0) << rb.err;
     int specs = 0;
@@ -85,7 +42,7 @@ TEST(GeneratePipelines, SameSeedSameFilesInSeparateProcesses) {
 
 TEST(GeneratePipelines, RunCompilesEveryPipelineAndOutputsAreReproducible) {
     const fs::path a = scratch("run_a"), b = scratch("run_b");
-    const std::string args = "--config " + kSmall + " --seed 7 --count 4 --run --out ";
+    const std::string args = "--config " + kSmallConfig + " --seed 7 --count 4 --run --out ";
     const Result ra = run("HL_NUM_THREADS=1 " + gp(args + a.string()));
     const Result rb = run("HL_NUM_THREADS=2 " + gp(args + b.string()));
     ASSERT_EQ(ra.exit_code, 0) << ra.err;
@@ -115,7 +72,7 @@ TEST(GeneratePipelines, RunCompilesEveryPipelineAndOutputsAreReproducible) {
 
 TEST(GeneratePipelines, WritesStmtAndHtmlOnRequest) {
     const fs::path dir = scratch("stmt");
-    const Result r = run(gp("--config " + kSmall + " --seed 1 --count 2 --stmt --html --out " + dir.string()));
+    const Result r = run(gp("--config " + kSmallConfig + " --seed 1 --count 2 --stmt --html --out " + dir.string()));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     int stmt = 0, html = 0;
     for (const auto &entry : fs::directory_iterator(dir)) {
@@ -128,70 +85,6 @@ TEST(GeneratePipelines, WritesStmtAndHtmlOnRequest) {
     fs::remove_all(dir);
 }
 
-// Bad input: exit 2, one line on stderr naming the problem, no output folder.
-void expect_user_error(const std::string &args, const std::string &expected_fragment, const fs::path &out) {
-    const Result r = run(gp(args));
-    EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_EQ(count_lines(r.err), 1) << r.err;
-    EXPECT_NE(r.err.find(expected_fragment), std::string::npos) << r.err;
-    EXPECT_FALSE(fs::exists(out)) << "output written despite the error";
-}
-
-TEST(GeneratePipelinesErrors, UnknownKey) {
-    const fs::path cfgdir = scratch("err_cfg1"), out = scratch("err_out1");
-    const std::string cfg = write_config(cfgdir, "version: 1\ninput:\n  colour: 3\n");
-    expect_user_error("--config " + cfg + " --out " + out.string(), "unknown key 'input.colour'", out);
-    fs::remove_all(cfgdir);
-}
-
-TEST(GeneratePipelinesErrors, EmptyRange) {
-    const fs::path cfgdir = scratch("err_cfg2"), out = scratch("err_out2");
-    const std::string cfg = write_config(cfgdir, "stages: {min: 9, max: 3}\n");
-    expect_user_error("--config " + cfg + " --out " + out.string(), "'stages' is empty", out);
-    fs::remove_all(cfgdir);
-}
-
-TEST(GeneratePipelinesErrors, NegativeRange) {
-    const fs::path cfgdir = scratch("err_cfg3"), out = scratch("err_out3");
-    const std::string cfg = write_config(cfgdir, "input:\n  channels: {min: -1, max: 2}\n");
-    expect_user_error("--config " + cfg + " --out " + out.string(), "'input.channels.min' is -1", out);
-    fs::remove_all(cfgdir);
-}
-
-TEST(GeneratePipelinesErrors, UnknownTypeName) {
-    const fs::path cfgdir = scratch("err_cfg4"), out = scratch("err_out4");
-    const std::string cfg = write_config(cfgdir, "dnn:\n  types: {bfloat16: 1}\n");
-    expect_user_error("--config " + cfg + " --out " + out.string(), "unknown type name 'dnn.types.bfloat16'", out);
-    fs::remove_all(cfgdir);
-}
-
-TEST(GeneratePipelinesErrors, MalformedYaml) {
-    const fs::path cfgdir = scratch("err_cfg5"), out = scratch("err_out5");
-    const std::string cfg = write_config(cfgdir, "stages: [1, 2\n");
-    expect_user_error("--config " + cfg + " --out " + out.string(), "malformed YAML at line", out);
-    fs::remove_all(cfgdir);
-}
-
-TEST(GeneratePipelinesErrors, UnreadableConfig) {
-    const fs::path out = scratch("err_out6");
-    expect_user_error("--config /nonexistent.yaml --out " + out.string(), "/nonexistent.yaml: cannot read config file",
-                      out);
-}
-
-TEST(GeneratePipelinesErrors, BadFlags) {
-    const fs::path out = scratch("err_out7");
-    expect_user_error("--count 0 --out " + out.string(), "--count", out);
-    expect_user_error("--count -3 --out " + out.string(), "--count", out);
-    expect_user_error("--seed 1", "--out is required", out);
-}
-
-TEST(GeneratePipelinesErrors, UnwritableOutput) {
-    const Result r = run(gp("--count 1 --out /proc/schedforge_cannot_write"));
-    EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_EQ(count_lines(r.err), 1) << r.err;
-    EXPECT_NE(r.err.find("cannot create output folder"), std::string::npos) << r.err;
-}
-
 // ---- the random_pipeline Generator under Halide's own tooling ----
 
 std::string generator(const fs::path &out, const std::string &params) {
@@ -202,7 +95,7 @@ std::string generator(const fs::path &out, const std::string &params) {
 TEST(RandomPipelineGenerator, BuildsWithGenGen) {
     const fs::path dir = scratch("gengen");
     fs::create_directories(dir);
-    const Result r = run(generator(dir, "seed=5 config=" + kSmall));
+    const Result r = run(generator(dir, "seed=5 config=" + kSmallConfig));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(fs::exists(dir / "random_pipeline.a"));
     EXPECT_TRUE(fs::exists(dir / "random_pipeline.h"));
@@ -216,25 +109,12 @@ TEST(RandomPipelineGenerator, RunsHalidesAutoschedulerPlugins) {
         const fs::path dir = scratch("plugin_" + lib);
         fs::create_directories(dir);
         const Result r =
-            run("HL_BEAM_SIZE=1 " + generator(dir, "seed=9 stages=8 config=" + kSmall) + " -p " +
+            run("HL_BEAM_SIZE=1 " + generator(dir, "seed=9 stages=8 config=" + kSmallConfig) + " -p " +
                 SCHEDFORGE_PLUGIN_DIR + "/libautoschedule_" + lib + ".so -s " + name + " auto_schedule=true");
         EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
         EXPECT_TRUE(fs::exists(dir / "random_pipeline.a")) << name;
         fs::remove_all(dir);
     }
-}
-
-TEST(RandomPipelineGenerator, BadConfigExitsTwo) {
-    const fs::path dir = scratch("gengen_bad");
-    fs::create_directories(dir);
-    const fs::path cfgdir = scratch("gengen_bad_cfg");
-    const std::string cfg = write_config(cfgdir, "stages: {min: 1, max: 2, typo: 3}\n");
-    const Result r = run(generator(dir, "seed=1 config=" + cfg));
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.err.find("unknown key 'stages.typo'"), std::string::npos) << r.err;
-    EXPECT_FALSE(fs::exists(dir / "random_pipeline.a"));
-    fs::remove_all(dir);
-    fs::remove_all(cfgdir);
 }
 
 TEST(RandomPipelineGenerator, RunGenBenchmarksTheAheadOfTimeBuild) {

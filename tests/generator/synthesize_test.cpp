@@ -45,6 +45,7 @@ void check_well_formed(const PipelineSpec &spec, const GeneratorConfig &cfg) {
             continue;
         }
         EXPECT_LE(n.elements(), cfg.elements.max) << "node " << i << "\n" << spec.to_text();
+        EXPECT_GE(n.elements(), cfg.elements.min) << "node " << i << "\n" << spec.to_text();
         // Combining stages read producers aligned to the same resolution.
         if (n.kind == StageKind::Pointwise || n.kind == StageKind::Gather || n.kind == StageKind::Concat) {
             for (int p : n.producers) {

@@ -1,0 +1,84 @@
+// The CLIs' handling of bad input: exit 2, one line on stderr naming the problem, nothing written.
+#include "tests/support/process.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace schedforge::testing;
+
+std::string gp(const std::string &args) { return std::string(GENERATE_PIPELINES) + " " + args; }
+
+// Bad input: exit 2, one line on stderr naming the problem, no output folder.
+void expect_user_error(const std::string &args, const std::string &expected_fragment, const fs::path &out) {
+    const Result r = run(gp(args));
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(expected_fragment), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out)) << "output written despite the error";
+}
+
+// A bad config file: its text, and the fragment the one-line message must contain.
+struct BadConfig {
+    const char *name, *yaml, *message;
+};
+const BadConfig kBadConfigs[] = {
+    {"UnknownKey", "version: 1\ninput:\n  colour: 3\n", "unknown key 'input.colour'"},
+    {"EmptyRange", "stages: {min: 9, max: 3}\n", "'stages' is empty"},
+    {"NegativeRange", "input:\n  channels: {min: -1, max: 2}\n", "'input.channels.min' is -1"},
+    {"UnknownTypeName", "dnn:\n  types: {bfloat16: 1}\n", "unknown type name 'dnn.types.bfloat16'"},
+    {"MalformedYaml", "stages: [1, 2\n", "malformed YAML at line"},
+};
+
+class GeneratePipelinesBadConfig : public ::testing::TestWithParam<BadConfig> {};
+
+TEST_P(GeneratePipelinesBadConfig, ExitsTwoWithOneLineAndWritesNothing) {
+    const BadConfig &bad = GetParam();
+    const fs::path cfgdir = scratch(std::string("cfg_") + bad.name), out = scratch(std::string("out_") + bad.name);
+    const std::string cfg = write_config(cfgdir, bad.yaml);
+    expect_user_error("--config " + cfg + " --out " + out.string(), bad.message, out);
+    fs::remove_all(cfgdir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, GeneratePipelinesBadConfig, ::testing::ValuesIn(kBadConfigs),
+                         [](const ::testing::TestParamInfo<BadConfig> &info) { return info.param.name; });
+
+TEST(GeneratePipelinesErrors, UnreadableConfig) {
+    const fs::path out = scratch("err_out6");
+    expect_user_error("--config /nonexistent.yaml --out " + out.string(), "/nonexistent.yaml: cannot read config file",
+                      out);
+}
+
+TEST(GeneratePipelinesErrors, BadFlags) {
+    const fs::path out = scratch("err_out7");
+    expect_user_error("--count 0 --out " + out.string(), "--count", out);
+    expect_user_error("--count -3 --out " + out.string(), "--count", out);
+    expect_user_error("--seed 1", "--out is required", out);
+}
+
+TEST(GeneratePipelinesErrors, UnwritableOutput) {
+    const Result r = run(gp("--count 1 --out /proc/schedforge_cannot_write"));
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("cannot create output folder"), std::string::npos) << r.err;
+}
+
+std::string generator(const fs::path &out, const std::string &params) {
+    return std::string(RANDOM_PIPELINE_GENERATOR) + " -g random_pipeline -o " + out.string() +
+           " -e static_library,h,stmt target=host " + params;
+}
+
+TEST(RandomPipelineGenerator, BadConfigExitsTwo) {
+    const fs::path dir = scratch("gengen_bad");
+    fs::create_directories(dir);
+    const fs::path cfgdir = scratch("gengen_bad_cfg");
+    const std::string cfg = write_config(cfgdir, "stages: {min: 1, max: 2, typo: 3}\n");
+    const Result r = run(generator(dir, "seed=1 config=" + cfg));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("unknown key 'stages.typo'"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "random_pipeline.a"));
+    fs::remove_all(dir);
+    fs::remove_all(cfgdir);
+}
+
+} // namespace

@@ -1,0 +1,67 @@
+// Helpers for tests that run the project's programs as a user does: separate processes, their
+// exit code, stdout and stderr, and scratch folders.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace schedforge::testing {
+
+namespace fs = std::filesystem;
+
+inline const std::string kSmallConfig = std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/small.yaml";
+
+struct Result {
+    int exit_code;
+    std::string out, err;
+};
+
+inline std::string read_file(const fs::path &p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Runs a shell command, capturing stdout and stderr separately.
+inline Result run(const std::string &command) {
+    const fs::path err = fs::temp_directory_path() / ("schedforge_cli_test_" + std::to_string(::getpid()) + ".err");
+    FILE *pipe = popen((command + " 2>" + err.string()).c_str(), "r");
+    EXPECT_NE(pipe, nullptr);
+    Result r;
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+    const int status = pclose(pipe);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = read_file(err);
+    fs::remove(err);
+    return r;
+}
+
+// A fresh, empty scratch folder per test.
+inline fs::path scratch(const std::string &name) {
+    const fs::path dir = fs::temp_directory_path() / ("schedforge_test_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    return dir;
+}
+
+inline std::string write_config(const fs::path &dir, const std::string &text) {
+    fs::create_directories(dir);
+    const fs::path p = dir / "config.yaml";
+    std::ofstream(p) << text;
+    return p.string();
+}
+
+inline int count_lines(const std::string &s) { return int(std::count(s.begin(), s.end(), '\n')); }
+
+} // namespace schedforge::testing
