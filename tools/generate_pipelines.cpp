@@ -2,10 +2,12 @@
 // runs each one (JIT, default schedule), printing a summary table.
 //
 //   generate-pipelines [--config FILE] [--seed S] [--count N] --out DIR [--stages K]
-//                      [--stmt] [--html] [--run]
+//                      [--stmt] [--html] [--run [--schedule root|inline]]
 //
 // Pipeline i uses seed S + i. DIR receives <i>_<id>.spec (and .stmt / .stmt.html on request)
-// plus pipelines.tsv, one row per pipeline.
+// plus pipelines.tsv, one row per pipeline. --run uses the all-compute_root schedule by default:
+// Halide's own default (everything inlined, reductions recomputed at their consumers' innermost
+// loop) can take minutes on full-size pipelines; ask for it with --schedule inline.
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/rng.h"
@@ -71,6 +73,7 @@ int main(int argc, char **argv) {
     uint64_t seed = 0;
     int64_t count = 8, stages = 0;
     bool stmt = false, html = false, run = false;
+    std::string schedule = "root";
     app.add_option("--config", config_path, "Generator config YAML (default: built-in defaults)");
     app.add_option("--seed", seed, "Seed of the first pipeline; pipeline i uses seed + i");
     app.add_option("--count", count, "How many pipelines")->check(CLI::PositiveNumber);
@@ -79,7 +82,11 @@ int main(int argc, char **argv) {
         ->check(CLI::NonNegativeNumber);
     app.add_flag("--stmt", stmt, "Also write Halide's lowered statement (.stmt) per pipeline");
     app.add_flag("--html", html, "Also write Halide's HTML statement view (.stmt.html) per pipeline");
-    app.add_flag("--run", run, "JIT-compile and run each pipeline with Halide's default schedule");
+    app.add_flag("--run", run, "JIT-compile and run each pipeline");
+    app.add_option("--schedule", schedule,
+                   "Schedule for --run, --stmt and --html: root (every stage compute_root) or "
+                   "inline (Halide's default)")
+        ->check(CLI::IsMember({"root", "inline"}));
 
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         const sg::GeneratorConfig cfg =
@@ -118,6 +125,7 @@ int main(int argc, char **argv) {
             if (stmt || html || run) {
                 try {
                     sg::BuiltPipeline built = sg::build_pipeline(spec);
+                    if (schedule == "root") built.schedule_compute_root();
                     if (stmt)
                         built.pipeline.compile_to_lowered_stmt(base + ".stmt", built.pipeline.infer_arguments(),
                                                                Halide::Text, target);
