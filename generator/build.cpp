@@ -187,7 +187,7 @@ private:
                 f(vars_) = maximum(v);
             } else {
                 const Type acc = halide_type(parse_type(node.param("acc")));
-                f(vars_) = convert(divide(sum(convert(v, acc)), k * k), t);
+                f(vars_) = convert(divide(sum(convert(v, acc)), int64_t(k) * k), t);
             }
             break;
         }
@@ -208,7 +208,8 @@ private:
             } else {
                 RDom r(0, fx, 0, fy);
                 const Type wide = widened(t);
-                f(vars_) = convert(divide(sum(cast(wide, at(p0, x() * fx + r.x, y() * fy + r.y, c()))), fx * fy), t);
+                f(vars_) =
+                    convert(divide(sum(cast(wide, at(p0, x() * fx + r.x, y() * fy + r.y, c()))), int64_t(fx) * fy), t);
             }
             break;
         }
@@ -330,10 +331,13 @@ private:
         if (variant == "unrolled") {
             const std::vector<int64_t> w = node.param_ints("weights");
             Expr total;
-            for (int j = use_y ? -radius : 0; j <= (use_y ? radius : 0); j++) {
-                for (int i = use_x ? -radius : 0; i <= (use_x ? radius : 0); i++) {
-                    const int64_t weight = (use_x ? w[size_t(i + radius)] : 1) * (use_y ? w[size_t(j + radius)] : 1);
-                    const Expr term = arith('*', constant(acc, weight), tap(i, j));
+            // Tap (i, j) sits at offset (i - radius, j - radius) along the axes in use.
+            const size_t nx = use_x ? w.size() : 1, ny = use_y ? w.size() : 1;
+            for (size_t j = 0; j < ny; j++) {
+                for (size_t i = 0; i < nx; i++) {
+                    const int64_t weight = (use_x ? w[i] : 1) * (use_y ? w[j] : 1);
+                    const Expr dx = use_x ? int(i) - radius : 0, dy = use_y ? int(j) - radius : 0;
+                    const Expr term = arith('*', constant(acc, weight), tap(dx, dy));
                     total = total.defined() ? arith('+', total, term) : term;
                 }
             }

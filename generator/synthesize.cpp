@@ -461,6 +461,7 @@ private:
     // Pointwise over `producers` (already aligned: same shape as the first).
     int add_pointwise(std::vector<int> producers, T type) {
         std::vector<T> slot_types;
+        slot_types.reserve(producers.size());
         for (int p : producers) slot_types.push_back(node(p).type);
         Node n = like(K::Pointwise, type, producers[0], producers);
         n.expr = random_expr(slot_types, type);
