@@ -1,5 +1,6 @@
 #include "synthesize.h"
 
+#include "expr_eval.h"
 #include "rng.h"
 
 #include <algorithm>
@@ -446,12 +447,24 @@ private:
     };
 
     std::vector<ExprNode> random_expr(const std::vector<T> &slot_types, T type) {
+        constexpr int kAttempts = 8;
+        for (int attempt = 0; attempt < kAttempts; attempt++) {
+            ExprBuilder b{*this, {}, slot_types, std::vector<bool>(slot_types.size(), false)};
+            int root = b.gen(type, int(rng_.uniform_int(cfg_.expr_depth.min, cfg_.expr_depth.max)));
+            for (size_t slot = 0; slot < slot_types.size(); slot++) {
+                if (b.used[slot]) continue;
+                const int load = b.cast_to(b.push(ExprOp::Load, slot_types[slot], {}, int64_t(slot)), type);
+                root = b.push(type == T::Bool ? ExprOp::Or : ExprOp::Add, type, {root, load});
+            }
+            // Reject trees where some producer cannot change the result: Halide would drop it.
+            if (every_slot_matters(b.nodes, slot_types, rng_)) return std::move(b.nodes);
+        }
+        // Fallback: the slots combined directly, each converted to the result type.
         ExprBuilder b{*this, {}, slot_types, std::vector<bool>(slot_types.size(), false)};
-        int root = b.gen(type, int(rng_.uniform_int(cfg_.expr_depth.min, cfg_.expr_depth.max)));
+        int root = -1;
         for (size_t slot = 0; slot < slot_types.size(); slot++) {
-            if (b.used[slot]) continue;
             const int load = b.cast_to(b.push(ExprOp::Load, slot_types[slot], {}, int64_t(slot)), type);
-            root = b.push(type == T::Bool ? ExprOp::Or : ExprOp::Add, type, {root, load});
+            root = root < 0 ? load : b.push(type == T::Bool ? ExprOp::Or : ExprOp::Add, type, {root, load});
         }
         return std::move(b.nodes);
     }
