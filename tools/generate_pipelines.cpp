@@ -14,6 +14,7 @@
 #include "generator/synthesize.h"
 #include "tools/cli.h"
 #include "tools/files.h"
+#include "tools/progress.h"
 #include "tools/table.h"
 
 #include <Halide.h>
@@ -101,6 +102,7 @@ int main(int argc, char **argv) {
         int failures = 0;
         const Halide::Target target = Halide::get_jit_target_from_environment();
 
+        schedforge::tools::ProgressBar progress("pipelines", count);
         for (int64_t i = 0; i < count; i++) {
             const uint64_t s = seed + uint64_t(i);
             const sg::PipelineSpec spec = sg::synthesize_pipeline(cfg, s, stages);
@@ -155,7 +157,9 @@ int main(int argc, char **argv) {
             row.push_back(kinds_text(spec));
             table.add_row(row);
             for (size_t k = 0; k < row.size(); k++) tsv += row[k] + (k + 1 < row.size() ? "\t" : "\n");
+            progress.step(failures ? std::to_string(failures) + " failed" : "");
         }
+        progress.finish();
         std::string tsv_header;
         for (size_t k = 0; k < header.size(); k++) tsv_header += header[k] + (k + 1 < header.size() ? "\t" : "\n");
         schedforge::tools::write_file_atomic(out_dir + "/pipelines.tsv", tsv_header + tsv);

@@ -1,0 +1,60 @@
+// A one-line progress bar on stderr for long CLI jobs: done/total, rate and ETA.
+//
+// It draws only when stderr is a terminal (logs and CI output stay clean) and at most ten times
+// a second. Debian packages no C++ progress-bar library, hence this small one.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+
+namespace schedforge::tools {
+
+class ProgressBar {
+public:
+    ProgressBar(std::string label, int64_t total)
+        : label_(std::move(label)), total_(total), enabled_(isatty(STDERR_FILENO) != 0), start_(Clock::now()) {}
+
+    ~ProgressBar() { finish(); }
+
+    // Marks one more item done; `note` (e.g. a failure count) is shown after the numbers.
+    void step(const std::string &note = "") {
+        done_++;
+        const auto now = Clock::now();
+        if (done_ < total_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
+        last_draw_ = now;
+        draw(note);
+    }
+
+    // Ends the line (once).
+    void finish() {
+        if (enabled_ && drawn_) std::fputc('\n', stderr);
+        drawn_ = false;
+        enabled_ = false;
+    }
+
+private:
+    using Clock = std::chrono::steady_clock;
+
+    void draw(const std::string &note) {
+        if (!enabled_ || total_ <= 0) return;
+        constexpr int kWidth = 30;
+        const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+        const double rate = seconds > 0 ? double(done_) / seconds : 0;
+        const int filled = int(kWidth * done_ / total_);
+        const long eta = rate > 0 ? long(double(total_ - done_) / rate) : 0;
+        std::fprintf(stderr, "\r%s [%s%s] %lld/%lld  %.1f/s  ETA %ld:%02ld %s", label_.c_str(),
+                     std::string(size_t(filled), '=').c_str(), std::string(size_t(kWidth - filled), ' ').c_str(),
+                     (long long)done_, (long long)total_, rate, eta / 60, eta % 60, note.c_str());
+        std::fflush(stderr);
+        drawn_ = true;
+    }
+
+    std::string label_;
+    int64_t total_, done_ = 0;
+    bool enabled_, drawn_ = false;
+    Clock::time_point start_, last_draw_{};
+};
+
+} // namespace schedforge::tools
