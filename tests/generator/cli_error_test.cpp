@@ -1,13 +1,11 @@
 // The CLIs' handling of bad input: exit 2, one line on stderr naming the problem, nothing written.
-#include "tests/support/process.h"
+#include "tests/support/commands.h"
 
 #include <gtest/gtest.h>
 
 namespace {
 
 using namespace schedforge::testing;
-
-std::string gp(const std::string &args) { return std::string(GENERATE_PIPELINES) + " " + args; }
 
 // Bad input: exit 2, one line on stderr naming the problem, no output folder.
 void expect_user_error(const std::string &args, const std::string &expected_fragment, const fs::path &out) {
@@ -61,11 +59,6 @@ TEST(GeneratePipelinesErrors, UnwritableOutput) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(count_lines(r.err), 1) << r.err;
     EXPECT_NE(r.err.find("cannot create output folder"), std::string::npos) << r.err;
-}
-
-std::string generator(const fs::path &out, const std::string &params) {
-    return std::string(RANDOM_PIPELINE_GENERATOR) + " -g random_pipeline -o " + out.string() +
-           " -e static_library,h,stmt target=host " + params;
 }
 
 TEST(RandomPipelineGenerator, BadConfigExitsTwo) {

@@ -1,5 +1,5 @@
 // The CLIs and the random_pipeline Generator, run as separate processes the way a user runs them.
-#include "tests/support/process.h"
+#include "tests/support/commands.h"
 
 #include <gtest/gtest.h>
 
@@ -15,8 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace schedforge::testing;
-
-std::string gp(const std::string &args) { return std::string(GENERATE_PIPELINES) + " " + args; }
 
 TEST(GeneratePipelines, SameSeedSameFilesInSeparateProcesses) {
     const fs::path a = scratch("det_a"), b = scratch("det_b");
@@ -86,11 +84,6 @@ TEST(GeneratePipelines, WritesStmtAndHtmlOnRequest) {
 }
 
 // ---- the random_pipeline Generator under Halide's own tooling ----
-
-std::string generator(const fs::path &out, const std::string &params) {
-    return std::string(RANDOM_PIPELINE_GENERATOR) + " -g random_pipeline -o " + out.string() +
-           " -e static_library,h,stmt target=host " + params;
-}
 
 TEST(RandomPipelineGenerator, BuildsWithGenGen) {
     const fs::path dir = scratch("gengen");
