@@ -12,7 +12,7 @@
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
-#include "tests/generator/compare.h"
+#include "sampler/output_check.h"
 
 #include <gtest/gtest.h>
 
@@ -58,7 +58,7 @@ TEST_P(BuiltinAutoscheduler, SchedulesAndMatchesDefaultSchedule) {
     const Halide::MachineParams machine(/*parallelism=*/4, /*last_level_cache_size=*/16 * 1024 * 1024, /*balance=*/40);
     const Halide::AutoSchedulerResults result = scheduled.pipeline.auto_schedule(plugin.name, target, machine);
     EXPECT_FALSE(result.schedule_source.empty());
-    const std::string difference = testing::compare_buffers(expected, scheduled.run(target));
+    const std::string difference = sampler::compare_buffers(expected, scheduled.run(target));
     if (difference.empty()) return;
 
     BuiltPipeline unhoisted = build_pipeline(spec);
@@ -68,7 +68,7 @@ TEST_P(BuiltinAutoscheduler, SchedulesAndMatchesDefaultSchedule) {
         Halide::Internal::FuncSchedule &s = f.schedule();
         s.store_level() = s.compute_level();
     }
-    const std::string unhoisted_difference = testing::compare_buffers(expected, unhoisted.run(target));
+    const std::string unhoisted_difference = sampler::compare_buffers(expected, unhoisted.run(target));
     EXPECT_EQ(unhoisted_difference, "") << "the schedule's output differs (" << difference
                                         << ") even with storage at compute level:\n"
                                         << result.schedule_source;

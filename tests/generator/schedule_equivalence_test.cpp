@@ -10,7 +10,7 @@
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
-#include "tests/generator/compare.h"
+#include "sampler/output_check.h"
 
 #include <gtest/gtest.h>
 
@@ -33,7 +33,7 @@ TEST_P(ScheduleEquivalence, DefaultAndComputeRootAgree) {
     rooted.schedule_compute_root();
     const Halide::Buffer<> actual = rooted.run(target);
 
-    EXPECT_EQ(testing::compare_buffers(expected, actual), "");
+    EXPECT_EQ(sampler::compare_buffers(expected, actual), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, ScheduleEquivalence, ::testing::Range(0, SCHEDFORGE_SEED_SWEEP));

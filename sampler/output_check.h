@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-namespace schedforge::testing {
+namespace schedforge::sampler {
 
 constexpr double kFloatRelTol = 1e-4;
 constexpr double kFloatAbsTol = 1e-4;
@@ -74,4 +74,4 @@ inline std::string compare_buffers(const Halide::Buffer<> &a, const Halide::Buff
            first;
 }
 
-} // namespace schedforge::testing
+} // namespace schedforge::sampler

@@ -1,0 +1,411 @@
+#include "sampler/benchmark_runner.h"
+
+#include "generator/errors.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <poll.h>
+#include <string>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace schedforge::sampler {
+
+const char *status_name(JobStatus s) {
+    switch (s) {
+    case JobStatus::Ok: return "ok";
+    case JobStatus::CompileError: return "compile_error";
+    case JobStatus::RuntimeError: return "runtime_error";
+    case JobStatus::Crash: return "crash";
+    case JobStatus::Timeout: return "timeout";
+    case JobStatus::OutOfMemory: return "oom";
+    case JobStatus::WrongOutput: return "wrong_output";
+    }
+    return "?";
+}
+
+void validate(const RunnerOptions &o) {
+    auto fail = [](const std::string &m) { throw UserError("benchmark runner: " + m); };
+    if (o.parallel_compiles < 0) fail("parallel_compiles must not be negative");
+    if (!(o.compile_timeout_seconds > 0)) fail("compile_timeout_seconds must be positive");
+    if (!(o.run_timeout_seconds > 0)) fail("run_timeout_seconds must be positive");
+    if (o.memory_limit_bytes < 0) fail("memory_limit_bytes must not be negative");
+    if (o.timing.warmup_runs < 0) fail("timing.warmup_runs must not be negative");
+    if (o.timing.min_samples < 1) fail("timing.min_samples must be at least 1");
+    if (o.timing.max_samples < o.timing.min_samples) fail("timing.max_samples must be at least timing.min_samples");
+    if (!(o.timing.accuracy >= 0)) fail("timing.accuracy must not be negative");
+    if (!(o.timing.max_seconds >= 0)) fail("timing.max_seconds must not be negative");
+    if (o.timing.threads < 0) fail("timing.threads must not be negative");
+    if (!Halide::Target::validate_target_string(o.target)) fail("unknown Halide target '" + o.target + "'");
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// ---- the wire format between worker and parent ------------------------------------------------
+// Each message is a tag byte, a 64-bit payload length, and the payload. Tags:
+//   'C' compiled (payload: compile seconds), 'R' result, 'E' failure (status byte + message).
+
+class Writer {
+public:
+    template<typename T>
+    void put(const T &v) {
+        const char *p = reinterpret_cast<const char *>(&v);
+        bytes_.append(p, sizeof(T));
+    }
+    void put_bytes(const void *data, size_t n) {
+        put<uint64_t>(n);
+        bytes_.append(static_cast<const char *>(data), n);
+    }
+    void put_string(const std::string &s) { put_bytes(s.data(), s.size()); }
+    const std::string &bytes() const { return bytes_; }
+
+private:
+    std::string bytes_;
+};
+
+class Reader {
+public:
+    explicit Reader(const std::string &bytes) : bytes_(bytes) {}
+    template<typename T>
+    T get() {
+        T v{};
+        if (pos_ + sizeof(T) > bytes_.size()) {
+            ok_ = false;
+            return v;
+        }
+        std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
+        pos_ += sizeof(T);
+        return v;
+    }
+    std::string get_string() {
+        const uint64_t n = get<uint64_t>();
+        if (!ok_ || pos_ + n > bytes_.size()) {
+            ok_ = false;
+            return {};
+        }
+        std::string s = bytes_.substr(pos_, n);
+        pos_ += n;
+        return s;
+    }
+    bool ok() const { return ok_; }
+
+private:
+    const std::string &bytes_;
+    size_t pos_ = 0;
+    bool ok_ = true;
+};
+
+bool write_all(int fd, const char *data, size_t n) {
+    while (n > 0) {
+        const ssize_t w = ::write(fd, data, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        data += w;
+        n -= size_t(w);
+    }
+    return true;
+}
+
+void send(int fd, char tag, const std::string &payload) {
+    std::string frame(1, tag);
+    const uint64_t n = payload.size();
+    frame.append(reinterpret_cast<const char *>(&n), sizeof(n));
+    frame += payload;
+    write_all(fd, frame.data(), frame.size());
+}
+
+// Buffers travel as type (code, bits), dimensions, extents and dense bytes.
+void put_buffer(Writer &w, const Halide::Buffer<> &b) {
+    const Halide::Buffer<> dense = b.copy();
+    w.put<uint8_t>(uint8_t(dense.type().code()));
+    w.put<uint8_t>(uint8_t(dense.type().bits()));
+    w.put<int32_t>(dense.dimensions());
+    for (int d = 0; d < dense.dimensions(); d++) w.put<int32_t>(dense.dim(d).extent());
+    w.put_bytes(dense.data(), dense.size_in_bytes());
+}
+
+Halide::Buffer<> get_buffer(Reader &r) {
+    const auto code = r.get<uint8_t>();
+    const auto bits = r.get<uint8_t>();
+    const auto dims = r.get<int32_t>();
+    std::vector<int> sizes;
+    for (int d = 0; d < dims && r.ok(); d++) sizes.push_back(r.get<int32_t>());
+    const std::string bytes = r.get_string();
+    if (!r.ok()) return {};
+    Halide::Buffer<> b(Halide::Type(halide_type_code_t(code), bits, 1), sizes);
+    if (b.size_in_bytes() != bytes.size()) return {};
+    std::memcpy(b.data(), bytes.data(), bytes.size());
+    return b;
+}
+
+int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency())); }
+
+// ---- the worker ---------------------------------------------------------------------------------
+
+[[noreturn]] void worker_main(const BenchmarkJob &job, const RunnerOptions &options, int result_fd, int go_fd) {
+    if (options.memory_limit_bytes > 0) {
+        const rlimit limit{rlim_t(options.memory_limit_bytes), rlim_t(options.memory_limit_bytes)};
+        setrlimit(RLIMIT_AS, &limit);
+    }
+    const int threads = options.timing.threads > 0 ? options.timing.threads : host_threads();
+    setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/1);
+    bool compiled = false;
+    auto fail = [&](JobStatus status, const std::string &message) {
+        Writer w;
+        w.put<uint8_t>(uint8_t(status));
+        w.put_string(message);
+        send(result_fd, 'E', w.bytes());
+    };
+    try {
+        PreparedJob prepared = job.prepare();
+        const auto t0 = Clock::now();
+        prepared.pipeline.compile_jit(Halide::Target(options.target));
+        compiled = true;
+        Writer c;
+        c.put<double>(std::chrono::duration<double>(Clock::now() - t0).count());
+        send(result_fd, 'C', c.bytes());
+        char go = 0;
+        while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {
+        }
+        const Halide::Target target(options.target);
+        TimingResult timing =
+            time_runs(options.timing, threads, [&]() { prepared.pipeline.realize(prepared.output, target); });
+        Writer r;
+        std::string difference;
+        if (job.reference) difference = compare_buffers(*job.reference, prepared.output);
+        r.put<uint8_t>(uint8_t(difference.empty() ? JobStatus::Ok : JobStatus::WrongOutput));
+        r.put_string(difference);
+        r.put<int32_t>(timing.threads);
+        r.put<uint64_t>(timing.samples.size());
+        for (double s : timing.samples) r.put<double>(s);
+        r.put<uint8_t>(job.return_output ? 1 : 0);
+        if (job.return_output) put_buffer(r, prepared.output);
+        send(result_fd, 'R', r.bytes());
+    } catch (const std::bad_alloc &) {
+        fail(JobStatus::OutOfMemory, "out of memory (std::bad_alloc)");
+    } catch (const Halide::RuntimeError &e) {
+        const std::string m = e.what();
+        const bool oom = m.find("Out of memory") != std::string::npos || m.find("out of memory") != std::string::npos;
+        fail(oom ? JobStatus::OutOfMemory : JobStatus::RuntimeError, m);
+    } catch (const Halide::Error &e) {
+        // CompileError, InternalError: a schedule or algorithm Halide rejects.
+        fail(compiled ? JobStatus::RuntimeError : JobStatus::CompileError, e.what());
+    } catch (const std::exception &e) {
+        fail(compiled ? JobStatus::RuntimeError : JobStatus::CompileError, e.what());
+    }
+    ::_exit(0); // no atexit handlers or static destructors of the parent's state
+}
+
+// ---- the parent ---------------------------------------------------------------------------------
+
+enum class Phase { Compiling, WaitingToRun, Running };
+
+struct Worker {
+    size_t job = 0;
+    pid_t pid = -1;
+    int result_fd = -1, go_fd = -1;
+    Phase phase = Phase::Compiling;
+    Clock::time_point deadline;
+    std::string inbox; // bytes received, not yet parsed
+    bool finished = false;
+};
+
+std::string signal_text(int sig) {
+    const char *name = sigabbrev_np(sig);
+    return std::string("killed by signal SIG") + (name ? name : std::to_string(sig)) + " (" + strsignal(sig) + ")";
+}
+
+class Supervisor {
+public:
+    Supervisor(const std::vector<BenchmarkJob> &jobs, const RunnerOptions &options)
+        : jobs_(jobs), options_(options), results_(jobs.size()) {
+        for (size_t i = 0; i < jobs.size(); i++) results_[i].name = jobs[i].name;
+        max_compiling_ = options.parallel_compiles > 0 ? options.parallel_compiles : host_threads();
+    }
+
+    std::vector<JobResult> run() {
+        while (next_job_ < jobs_.size() || !workers_.empty()) {
+            launch_what_fits();
+            grant_benchmark();
+            wait_for_events();
+            reap_timeouts();
+        }
+        return std::move(results_);
+    }
+
+private:
+    int count(Phase p) const {
+        return int(std::count_if(workers_.begin(), workers_.end(), [&](const Worker &w) { return w.phase == p; }));
+    }
+
+    void launch_what_fits() {
+        // While a job waits to be timed under the exclusive policy, start no new compile.
+        if (options_.exclusive_benchmark && (count(Phase::WaitingToRun) > 0 || count(Phase::Running) > 0)) return;
+        while (next_job_ < jobs_.size() && count(Phase::Compiling) < max_compiling_) launch(next_job_++);
+    }
+
+    void launch(size_t job) {
+        int result_pipe[2], go_pipe[2];
+        if (pipe(result_pipe) != 0 || pipe(go_pipe) != 0) throw std::runtime_error("pipe failed");
+        std::fflush(nullptr); // don't duplicate buffered output into the child
+        const pid_t pid = fork();
+        if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+        if (pid == 0) {
+            ::close(result_pipe[0]);
+            ::close(go_pipe[1]);
+            for (const Worker &w : workers_) ::close(w.result_fd), ::close(w.go_fd);
+            worker_main(jobs_[job], options_, result_pipe[1], go_pipe[0]);
+        }
+        ::close(result_pipe[1]);
+        ::close(go_pipe[0]);
+        Worker w;
+        w.job = job;
+        w.pid = pid;
+        w.result_fd = result_pipe[0];
+        w.go_fd = go_pipe[1];
+        w.deadline = Clock::now() + seconds(options_.compile_timeout_seconds);
+        workers_.push_back(std::move(w));
+    }
+
+    static Clock::duration seconds(double s) {
+        return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+    }
+
+    void grant_benchmark() {
+        if (count(Phase::Running) > 0) return;
+        if (options_.exclusive_benchmark && count(Phase::Compiling) > 0) return;
+        for (Worker &w : workers_) {
+            if (w.phase != Phase::WaitingToRun) continue;
+            const char go = 'G';
+            write_all(w.go_fd, &go, 1);
+            w.phase = Phase::Running;
+            w.deadline = Clock::now() + seconds(options_.run_timeout_seconds);
+            return;
+        }
+    }
+
+    void wait_for_events() {
+        if (workers_.empty()) return;
+        auto soonest = workers_.front().deadline;
+        for (const Worker &w : workers_) {
+            if (w.phase != Phase::WaitingToRun) soonest = std::min(soonest, w.deadline);
+        }
+        const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(soonest - Clock::now()).count();
+        std::vector<pollfd> fds;
+        for (const Worker &w : workers_) fds.push_back(pollfd{w.result_fd, POLLIN, 0});
+        const int ready = poll(fds.data(), fds.size(), int(std::clamp<int64_t>(wait + 1, 0, 1000)));
+        if (ready <= 0) return;
+        for (size_t i = 0; i < fds.size(); i++) {
+            if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_from(workers_[i]);
+        }
+        workers_.erase(std::remove_if(workers_.begin(), workers_.end(), [](const Worker &w) { return w.finished; }),
+                       workers_.end());
+    }
+
+    void read_from(Worker &w) {
+        char buf[1 << 16];
+        const ssize_t n = ::read(w.result_fd, buf, sizeof(buf));
+        if (n > 0) {
+            w.inbox.append(buf, size_t(n));
+            parse(w);
+            return;
+        }
+        if (n < 0 && errno == EINTR) return;
+        // End of stream: the worker exited. If it said nothing final, its wait status says why.
+        finish(w, JobStatus::Crash, "");
+    }
+
+    void parse(Worker &w) {
+        while (w.inbox.size() >= 1 + sizeof(uint64_t)) {
+            uint64_t n;
+            std::memcpy(&n, w.inbox.data() + 1, sizeof(n));
+            if (w.inbox.size() < 1 + sizeof(n) + n) return;
+            const char tag = w.inbox[0];
+            const std::string payload = w.inbox.substr(1 + sizeof(n), n);
+            w.inbox.erase(0, 1 + sizeof(n) + n);
+            Reader r(payload);
+            JobResult &res = results_[w.job];
+            if (tag == 'C') {
+                res.compile_seconds = r.get<double>();
+                w.phase = Phase::WaitingToRun;
+            } else if (tag == 'E') {
+                const auto status = JobStatus(r.get<uint8_t>());
+                finish(w, status, r.get_string());
+                return;
+            } else if (tag == 'R') {
+                const auto status = JobStatus(r.get<uint8_t>());
+                const std::string message = r.get_string();
+                res.timing.threads = r.get<int32_t>();
+                const auto samples = r.get<uint64_t>();
+                for (uint64_t i = 0; i < samples && r.ok(); i++) res.timing.samples.push_back(r.get<double>());
+                summarize(&res.timing);
+                if (r.get<uint8_t>()) res.output = get_buffer(r);
+                finish(w, r.ok() ? status : JobStatus::Crash, r.ok() ? message : "malformed result from worker");
+                return;
+            }
+        }
+    }
+
+    // Records the job's outcome, then collects the worker (killing it if still alive).
+    void finish(Worker &w, JobStatus status, std::string message) {
+        if (w.finished) return;
+        ::kill(w.pid, SIGKILL); // a no-op for a worker that already exited
+        int wstatus = 0;
+        while (waitpid(w.pid, &wstatus, 0) < 0 && errno == EINTR) {
+        }
+        if (message.empty() && status == JobStatus::Crash) {
+            if (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) != SIGKILL) {
+                message = signal_text(WTERMSIG(wstatus));
+            } else if (WIFSIGNALED(wstatus)) {
+                // SIGKILL that we did not send: the kernel's OOM killer.
+                status = JobStatus::OutOfMemory;
+                message = "killed by SIGKILL (out of memory?)";
+            } else {
+                message = "worker exited with status " + std::to_string(WEXITSTATUS(wstatus)) + " without a result";
+            }
+        }
+        results_[w.job].status = status;
+        results_[w.job].message = message;
+        ::close(w.result_fd);
+        ::close(w.go_fd);
+        w.finished = true;
+    }
+
+    void reap_timeouts() {
+        const auto now = Clock::now();
+        for (Worker &w : workers_) {
+            if (w.finished || w.phase == Phase::WaitingToRun || now < w.deadline) continue;
+            const bool compiling = w.phase == Phase::Compiling;
+            char text[128];
+            std::snprintf(text, sizeof(text), "%s timed out after %g s", compiling ? "compile" : "run",
+                          compiling ? options_.compile_timeout_seconds : options_.run_timeout_seconds);
+            finish(w, JobStatus::Timeout, text);
+        }
+        workers_.erase(std::remove_if(workers_.begin(), workers_.end(), [](const Worker &w) { return w.finished; }),
+                       workers_.end());
+    }
+
+    const std::vector<BenchmarkJob> &jobs_;
+    const RunnerOptions &options_;
+    std::vector<JobResult> results_;
+    std::vector<Worker> workers_;
+    size_t next_job_ = 0;
+    int max_compiling_ = 1;
+};
+
+} // namespace
+
+std::vector<JobResult> run_jobs(const std::vector<BenchmarkJob> &jobs, const RunnerOptions &options) {
+    validate(options);
+    return Supervisor(jobs, options).run();
+}
+
+} // namespace schedforge::sampler

@@ -1,0 +1,75 @@
+// The benchmark runner: compiles and times Halide pipelines in isolated worker processes.
+//
+// Randomly scheduled code can crash, hang or exhaust memory, so every job runs in a child
+// process forked from the (single-threaded) caller. The child builds and schedules the pipeline
+// (BenchmarkJob::prepare), JIT-compiles it, then waits for the parent's go-ahead before timing
+// it, so that the parent can run compiles in parallel but benchmarks one at a time with nothing
+// compiling beside them. The parent enforces compile and run timeouts (SIGKILL) and reads a
+// crash from the child's wait status; a memory limit (RLIMIT_AS) turns a blow-up into an
+// out-of-memory failure. A failed job is reported with its reason and the next job runs.
+//
+// Constraint: the calling process must not have run JIT-compiled Halide code or started
+// threads before run_jobs(): fork() copies only the calling thread, so a thread pool (Halide's
+// or TBB's) in the parent would be a dead husk in the child.
+#pragma once
+
+#include "sampler/output_check.h"
+#include "sampler/timing.h"
+
+#include <Halide.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace schedforge::sampler {
+
+enum class JobStatus { Ok, CompileError, RuntimeError, Crash, Timeout, OutOfMemory, WrongOutput };
+const char *status_name(JobStatus s); // "ok", "compile_error", ...
+
+// What a job's prepare() returns, in the worker: the scheduled pipeline and a buffer of the
+// output's type and shape to realize into.
+struct PreparedJob {
+    Halide::Pipeline pipeline;
+    Halide::Buffer<> output;
+};
+
+struct BenchmarkJob {
+    std::string name;
+    // Runs in the worker: build the algorithm and apply the schedule (errors here are compile
+    // errors, crashes here are crashes).
+    std::function<PreparedJob()> prepare;
+    // If set, the worker compares its output with this one (see output_check.h) and reports
+    // WrongOutput when they differ.
+    std::optional<Halide::Buffer<>> reference;
+    // Send the output back (e.g. to serve as another job's reference).
+    bool return_output = false;
+};
+
+struct JobResult {
+    std::string name;
+    JobStatus status = JobStatus::Crash;
+    std::string message; // why it failed (empty when ok)
+    double compile_seconds = 0;
+    TimingResult timing; // samples, min, median, thread count
+    std::optional<Halide::Buffer<>> output;
+};
+
+struct RunnerOptions {
+    int parallel_compiles = 0;       // concurrent workers compiling; 0: one per core
+    bool exclusive_benchmark = true; // no compile runs while a job is timed
+    double compile_timeout_seconds = 600;
+    double run_timeout_seconds = 60;                // for the whole timing protocol of one job
+    int64_t memory_limit_bytes = int64_t(16) << 30; // RLIMIT_AS per worker; 0: none
+    std::string target = "host";                    // Halide target string for JIT compiles
+    TimingProtocol timing;
+};
+
+// Checks options; throws UserError naming the bad field.
+void validate(const RunnerOptions &options);
+
+// Runs every job (in worker processes) and returns their results in job order.
+std::vector<JobResult> run_jobs(const std::vector<BenchmarkJob> &jobs, const RunnerOptions &options);
+
+} // namespace schedforge::sampler

@@ -1,0 +1,201 @@
+// The benchmark runner survives bad jobs: each failure is reported with its reason and the job
+// after it still runs. Timing of a job of known duration is right; outputs are checked.
+#include "sampler/benchmark_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+namespace schedforge::sampler {
+namespace {
+
+using namespace Halide;
+
+BenchmarkJob make_job(const std::string &name, std::function<PreparedJob()> prepare) {
+    BenchmarkJob job;
+    job.name = name;
+    job.prepare = std::move(prepare);
+    return job;
+}
+
+// A small, fast, correct job: out(x) = x * 2 + offset.
+BenchmarkJob simple_job(const std::string &name, int offset = 0, bool tiled = false) {
+    return make_job(name, [=]() {
+        Func f("f");
+        Var x("x"), xo("xo"), xi("xi");
+        f(x) = x * 2 + offset;
+        if (tiled) f.split(x, xo, xi, 8).vectorize(xi);
+        return PreparedJob{Pipeline(f), Buffer<int>(1000)};
+    });
+}
+
+RunnerOptions fast_options() {
+    RunnerOptions o;
+    o.timing.min_samples = 3;
+    o.timing.max_seconds = 0.2;
+    o.run_timeout_seconds = 5;
+    o.compile_timeout_seconds = 60;
+    o.memory_limit_bytes = int64_t(2) << 30;
+    return o;
+}
+
+TEST(BenchmarkRunner, FailuresAreReportedWithReasonsAndTheNextJobRuns) {
+    std::vector<BenchmarkJob> jobs;
+    jobs.push_back(simple_job("ok_first"));
+    jobs.push_back(make_job("segfault", []() {
+        // Generated code reads through a bogus host pointer.
+        ImageParam in(UInt(8), 1, "in");
+        Buffer<uint8_t> bogus(reinterpret_cast<uint8_t *>(uintptr_t(16)), 1 << 20);
+        in.set(bogus);
+        Func f("f");
+        Var x("x");
+        f(x) = in(x) + 1;
+        return PreparedJob{Pipeline(f), Buffer<uint8_t>(1 << 20)};
+    }));
+    jobs.push_back(simple_job("ok_after_segfault"));
+    jobs.push_back(make_job("endless", []() {
+        // A recurrence over 2^60 iterations that no compiler can fold away.
+        Func f("f");
+        RDom r(0, 1 << 30, 0, 1 << 30);
+        f() = 1;
+        f() = f() * 3 + (r.x ^ r.y);
+        return PreparedJob{Pipeline(f), Buffer<int>::make_scalar()};
+    }));
+    jobs.push_back(simple_job("ok_after_timeout"));
+    jobs.push_back(make_job("memory_blowup", []() {
+        // Two ~1.97 GB intermediates (Halide caps one allocation below 2^31 bytes) under a
+        // 2 GiB address-space limit.
+        Func g("g"), h("h"), f("f");
+        Var x("x"), y("y");
+        g(x, y) = cast<float>(x + y);
+        h(x, y) = cast<float>(x - y);
+        RDom r(0, 16384, 0, 30000);
+        f() = 0.0f;
+        f() += g(r.x, r.y) + h(r.x, r.y);
+        g.compute_root();
+        h.compute_root();
+        return PreparedJob{Pipeline(f), Buffer<float>::make_scalar()};
+    }));
+    jobs.push_back(simple_job("ok_after_oom"));
+    jobs.push_back(make_job("rejected_schedule", []() {
+        Func f("f");
+        Var x("x"), z("z");
+        f(x) = x;
+        f.vectorize(z, 8); // z is not a dimension of f
+        return PreparedJob{Pipeline(f), Buffer<int>(16)};
+    }));
+    jobs.push_back(simple_job("ok_last"));
+
+    const std::vector<JobResult> results = run_jobs(jobs, fast_options());
+    ASSERT_EQ(results.size(), jobs.size());
+    auto expect = [&](size_t i, JobStatus status, const std::string &fragment) {
+        EXPECT_EQ(results[i].name, jobs[i].name);
+        EXPECT_EQ(status_name(results[i].status), std::string(status_name(status)))
+            << results[i].name << ": " << results[i].message;
+        EXPECT_NE(results[i].message.find(fragment), std::string::npos)
+            << results[i].name << ": " << results[i].message;
+    };
+    expect(0, JobStatus::Ok, "");
+    expect(1, JobStatus::Crash, "SIGSEGV");
+    expect(2, JobStatus::Ok, "");
+    expect(3, JobStatus::Timeout, "run timed out after 5 s");
+    expect(4, JobStatus::Ok, "");
+    expect(5, JobStatus::OutOfMemory, "Out of memory");
+    expect(6, JobStatus::Ok, "");
+    expect(7, JobStatus::CompileError, "could not find split dimension: z");
+    expect(8, JobStatus::Ok, "");
+    for (size_t i : {0, 2, 4, 6, 8}) {
+        EXPECT_GE(results[i].timing.samples.size(), 3u);
+        EXPECT_GT(results[i].compile_seconds, 0);
+        EXPECT_LE(results[i].timing.min_seconds, results[i].timing.median_seconds);
+    }
+}
+
+TEST(BenchmarkRunner, CompileTimeoutKillsTheWorker) {
+    RunnerOptions o = fast_options();
+    o.compile_timeout_seconds = 1;
+    std::vector<BenchmarkJob> jobs = {make_job("slow_prepare",
+                                               []() {
+                                                   ::sleep(30);
+                                                   return PreparedJob{};
+                                               }),
+                                      simple_job("ok")};
+    const std::vector<JobResult> results = run_jobs(jobs, o);
+    EXPECT_EQ(results[0].status, JobStatus::Timeout);
+    EXPECT_EQ(results[0].message, "compile timed out after 1 s");
+    EXPECT_EQ(results[1].status, JobStatus::Ok) << results[1].message;
+}
+
+extern "C" int schedforge_test_sleep_ms(int ms) {
+    ::usleep(useconds_t(ms) * 1000);
+    return ms;
+}
+
+TEST(BenchmarkRunner, TimingOfAKnownDurationIsAccurate) {
+    // An extern stage that sleeps 20 ms per run: min and median within a few ms of 20 ms.
+    std::vector<BenchmarkJob> jobs = {make_job("sleep_20ms", []() {
+        Func f("f");
+        f() = Internal::Call::make(Int(32), "schedforge_test_sleep_ms", {Expr(20)}, Internal::Call::Extern);
+        Pipeline p(f);
+        p.set_jit_externs({{"schedforge_test_sleep_ms", JITExtern(schedforge_test_sleep_ms)}});
+        return PreparedJob{p, Buffer<int>::make_scalar()};
+    })};
+    RunnerOptions o = fast_options();
+    o.timing.min_samples = 5;
+    o.timing.max_seconds = 1;
+    o.timing.threads = 1;
+    const JobResult r = run_jobs(jobs, o)[0];
+    ASSERT_EQ(r.status, JobStatus::Ok) << r.message;
+    EXPECT_GE(r.timing.samples.size(), 5u);
+    EXPECT_EQ(r.timing.threads, 1);
+    EXPECT_NEAR(r.timing.min_seconds, 0.020, 0.004);
+    EXPECT_NEAR(r.timing.median_seconds, 0.020, 0.006);
+}
+
+TEST(BenchmarkRunner, OutputsAreCheckedAgainstAReference) {
+    std::vector<BenchmarkJob> first = {simple_job("reference")};
+    first[0].return_output = true;
+    const JobResult ref = run_jobs(first, fast_options())[0];
+    ASSERT_EQ(ref.status, JobStatus::Ok) << ref.message;
+    ASSERT_TRUE(ref.output.has_value());
+    EXPECT_EQ(Buffer<int>(*ref.output)(7), 14);
+
+    std::vector<BenchmarkJob> jobs = {simple_job("same_algorithm_other_schedule", 0, /*tiled=*/true),
+                                      simple_job("different_algorithm", 1)};
+    for (BenchmarkJob &j : jobs) j.reference = ref.output;
+    const std::vector<JobResult> results = run_jobs(jobs, fast_options());
+    EXPECT_EQ(results[0].status, JobStatus::Ok) << results[0].message;
+    EXPECT_EQ(results[1].status, JobStatus::WrongOutput);
+    EXPECT_NE(results[1].message.find("1000 of 1000 values differ"), std::string::npos) << results[1].message;
+}
+
+TEST(BenchmarkRunner, ManyJobsInParallelKeepTheirOrder) {
+    std::vector<BenchmarkJob> jobs;
+    for (int i = 0; i < 6; i++) {
+        jobs.push_back(simple_job("job" + std::to_string(i), i));
+        jobs.back().return_output = true;
+    }
+    RunnerOptions o = fast_options();
+    o.parallel_compiles = 3;
+    const std::vector<JobResult> results = run_jobs(jobs, o);
+    for (int i = 0; i < 6; i++) {
+        ASSERT_EQ(results[size_t(i)].status, JobStatus::Ok) << results[size_t(i)].message;
+        EXPECT_EQ(results[size_t(i)].name, "job" + std::to_string(i));
+        EXPECT_EQ(Buffer<int>(*results[size_t(i)].output)(10), 20 + i);
+    }
+}
+
+TEST(BenchmarkRunner, BadOptionsAreUserErrors) {
+    RunnerOptions o;
+    o.timing.min_samples = 0;
+    EXPECT_THROW(validate(o), std::runtime_error);
+    o = RunnerOptions();
+    o.target = "not-a-target";
+    EXPECT_THROW(validate(o), std::runtime_error);
+    o = RunnerOptions();
+    o.run_timeout_seconds = 0;
+    EXPECT_THROW(validate(o), std::runtime_error);
+}
+
+} // namespace
+} // namespace schedforge::sampler
