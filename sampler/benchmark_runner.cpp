@@ -8,7 +8,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <poll.h>
+#include <set>
 #include <string>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -36,6 +38,7 @@ void validate(const RunnerOptions &o) {
     if (!(o.compile_timeout_seconds > 0)) fail("compile_timeout_seconds must be positive");
     if (!(o.run_timeout_seconds > 0)) fail("run_timeout_seconds must be positive");
     if (o.memory_limit_bytes < 0) fail("memory_limit_bytes must not be negative");
+    if (o.integer_tolerance < 0) fail("integer_tolerance must not be negative");
     if (o.timing.warmup_runs < 0) fail("timing.warmup_runs must not be negative");
     if (o.timing.min_samples < 1) fail("timing.min_samples must be at least 1");
     if (o.timing.max_samples < o.timing.min_samples) fail("timing.max_samples must be at least timing.min_samples");
@@ -151,6 +154,14 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
 // ---- the worker ---------------------------------------------------------------------------------
 
 [[noreturn]] void worker_main(const BenchmarkJob &job, const RunnerOptions &options, int result_fd, int go_fd) {
+    if (!options.worker_log.empty()) {
+        const int fd = ::open(options.worker_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            ::dup2(fd, STDOUT_FILENO);
+            ::dup2(fd, STDERR_FILENO);
+            ::close(fd);
+        }
+    }
     if (options.memory_limit_bytes > 0) {
         const rlimit limit{rlim_t(options.memory_limit_bytes), rlim_t(options.memory_limit_bytes)};
         setrlimit(RLIMIT_AS, &limit);
@@ -180,7 +191,7 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
             time_runs(options.timing, threads, [&]() { prepared.pipeline.realize(prepared.output, target); });
         Writer r;
         std::string difference;
-        if (job.reference) difference = compare_buffers(*job.reference, prepared.output);
+        if (job.reference) difference = compare_buffers(*job.reference, prepared.output, options.integer_tolerance);
         r.put<uint8_t>(uint8_t(difference.empty() ? JobStatus::Ok : JobStatus::WrongOutput));
         r.put_string(difference);
         r.put<int32_t>(timing.threads);
@@ -225,8 +236,9 @@ std::string signal_text(int sig) {
 
 class Supervisor {
 public:
-    Supervisor(const std::vector<BenchmarkJob> &jobs, const RunnerOptions &options)
-        : jobs_(jobs), options_(options), results_(jobs.size()) {
+    Supervisor(const std::vector<BenchmarkJob> &jobs, const RunnerOptions &options,
+               const std::function<void(size_t, const JobResult &)> &on_done)
+        : jobs_(jobs), options_(options), on_done_(on_done), results_(jobs.size()) {
         for (size_t i = 0; i < jobs.size(); i++) results_[i].name = jobs[i].name;
         max_compiling_ = options.parallel_compiles > 0 ? options.parallel_compiles : host_threads();
     }
@@ -377,6 +389,7 @@ private:
         ::close(w.result_fd);
         ::close(w.go_fd);
         w.finished = true;
+        if (on_done_) on_done_(w.job, results_[w.job]);
     }
 
     void reap_timeouts() {
@@ -395,6 +408,7 @@ private:
 
     const std::vector<BenchmarkJob> &jobs_;
     const RunnerOptions &options_;
+    const std::function<void(size_t, const JobResult &)> &on_done_;
     std::vector<JobResult> results_;
     std::vector<Worker> workers_;
     size_t next_job_ = 0;
@@ -403,9 +417,22 @@ private:
 
 } // namespace
 
-std::vector<JobResult> run_jobs(const std::vector<BenchmarkJob> &jobs, const RunnerOptions &options) {
+// Halide builds its JIT runtime on a process's first JIT compile (~0.5 s). Compiling, not running,
+// a trivial pipeline here builds it once; forked workers inherit it copy-on-write. Running JIT
+// code would start Halide's thread pool, which a fork cannot carry, so nothing is run.
+void warm_jit_runtime(const Halide::Target &target) {
+    Halide::Func f("schedforge_jit_warmup");
+    Halide::Var x("x");
+    f(x) = x;
+    f.compile_jit(target);
+}
+
+std::vector<JobResult> run_jobs(const std::vector<BenchmarkJob> &jobs, const RunnerOptions &options,
+                                const std::function<void(size_t, const JobResult &)> &on_done) {
     validate(options);
-    return Supervisor(jobs, options).run();
+    static std::set<std::string> warmed;
+    if (!jobs.empty() && warmed.insert(options.target).second) warm_jit_runtime(Halide::Target(options.target));
+    return Supervisor(jobs, options, on_done).run();
 }
 
 } // namespace schedforge::sampler

@@ -10,7 +10,8 @@
 //
 // Constraint: the calling process must not have run JIT-compiled Halide code or started
 // threads before run_jobs(): fork() copies only the calling thread, so a thread pool (Halide's
-// or TBB's) in the parent would be a dead husk in the child.
+// or TBB's) in the parent would be a dead husk in the child. (Compiling is fine: run_jobs()
+// compiles a trivial pipeline first so that workers inherit Halide's JIT runtime, built once.)
 #pragma once
 
 #include "sampler/output_check.h"
@@ -63,13 +64,21 @@ struct RunnerOptions {
     double run_timeout_seconds = 60;                // for the whole timing protocol of one job
     int64_t memory_limit_bytes = int64_t(16) << 30; // RLIMIT_AS per worker; 0: none
     std::string target = "host";                    // Halide target string for JIT compiles
+    // Integer outputs may differ from the reference by this much. Without Halide's StrictFloat
+    // target feature, fast-math can move a float that becomes an integer by one.
+    int64_t integer_tolerance = 0;
+    // Where workers' stdout and stderr go (autoschedulers and Halide print there): appended to
+    // this file; empty: inherited from the caller.
+    std::string worker_log;
     TimingProtocol timing;
 };
 
 // Checks options; throws UserError naming the bad field.
 void validate(const RunnerOptions &options);
 
-// Runs every job (in worker processes) and returns their results in job order.
-std::vector<JobResult> run_jobs(const std::vector<BenchmarkJob> &jobs, const RunnerOptions &options);
+// Runs every job (in worker processes) and returns their results in job order. `on_done`, if
+// given, is called in the caller's process as each job finishes (e.g. for a progress bar).
+std::vector<JobResult> run_jobs(const std::vector<BenchmarkJob> &jobs, const RunnerOptions &options,
+                                const std::function<void(size_t job, const JobResult &)> &on_done = {});
 
 } // namespace schedforge::sampler

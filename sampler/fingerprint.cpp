@@ -41,7 +41,7 @@ int64_t parse_size(const std::string &text) {
 }
 
 std::string run_command(const std::string &cmd) {
-    FILE *p = popen((cmd + " 2>/dev/null").c_str(), "r");
+    FILE *p = popen(("{ " + cmd + "; } 2>/dev/null").c_str(), "r");
     if (!p) return "";
     std::string out;
     char buf[256];

@@ -18,7 +18,9 @@ constexpr double kFloatRelTol = 1e-4;
 constexpr double kFloatAbsTol = 1e-4;
 
 // Empty when the buffers agree; otherwise a description of the first mismatch and the count.
-inline std::string compare_buffers(const Halide::Buffer<> &a, const Halide::Buffer<> &b) {
+// Integer values may differ by up to `integer_tolerance`.
+inline std::string compare_buffers(const Halide::Buffer<> &a, const Halide::Buffer<> &b,
+                                   int64_t integer_tolerance = 0) {
     if (a.type() != b.type() || a.dimensions() != b.dimensions()) return "type or dimensionality differs";
     for (int d = 0; d < a.dimensions(); d++) {
         if (a.dim(d).extent() != b.dim(d).extent() || a.dim(d).min() != b.dim(d).min()) return "shapes differ";
@@ -37,7 +39,7 @@ inline std::string compare_buffers(const Halide::Buffer<> &a, const Halide::Buff
                 same = std::abs(double(va) - double(vb)) <=
                        kFloatAbsTol + kFloatRelTol * std::max(std::abs(double(va)), std::abs(double(vb)));
             } else {
-                same = va == vb;
+                same = std::abs(int64_t(va) - int64_t(vb)) <= integer_tolerance;
             }
             if (!same && mismatches++ == 0) {
                 std::ostringstream s;

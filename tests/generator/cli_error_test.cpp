@@ -74,4 +74,19 @@ TEST(RandomPipelineGenerator, BadConfigExitsTwo) {
     fs::remove_all(cfgdir);
 }
 
+TEST(CompareSchedulersErrors, UnknownSchedulerOrBaseline) {
+    const fs::path out = scratch("cmp_err");
+    for (const auto &[args, message] : std::vector<std::pair<std::string, std::string>>{
+             {"--schedulers root,Adams2020", "unknown scheduler 'Adams2020'"},
+             {"--schedulers root --baseline Li2018", "--baseline 'Li2018' is not one of --schedulers"},
+             {"--target not-a-target", "--target 'not-a-target' is not a Halide target"},
+             {"--pipelines 0", "--pipelines"}}) {
+        const Result r = run(compare_schedulers(args + " --out " + out.string()));
+        EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+        EXPECT_EQ(count_lines(r.err), 1) << r.err;
+        EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(out));
+    }
+}
+
 } // namespace

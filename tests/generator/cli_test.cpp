@@ -118,4 +118,25 @@ TEST(RandomPipelineGenerator, RunGenBenchmarksTheAheadOfTimeBuild) {
     EXPECT_NE((r.out + r.err).find("Benchmark for random_pipeline"), std::string::npos) << r.out << r.err;
 }
 
+// ---- compare-schedulers ----
+
+TEST(CompareSchedulers, ComparesSchedulesAndWritesCsvAndChart) {
+    const fs::path dir = scratch("compare");
+    const Result r = run(compare_schedulers("--config " + kSmallConfig +
+                                            " --pipelines 2 --seed 3 --schedulers root,inline,Mullapudi2016 "
+                                            "--baseline root --out " +
+                                            dir.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("geomean"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Mullapudi2016 ms"), std::string::npos) << r.out;
+    const std::string csv = read_file(dir / "comparison.csv");
+    EXPECT_EQ(count_lines(csv), 1 + 2 * 3) << csv;
+    // The baseline's own speedup is 1 and every schedule matched the reference output.
+    EXPECT_NE(csv.find(",root,ok,\"\","), std::string::npos) << csv;
+    EXPECT_EQ(csv.find("wrong_output"), std::string::npos) << csv;
+    EXPECT_TRUE(fs::exists(dir / "comparison.png"));
+    EXPECT_NE(read_file(dir / "fingerprint.txt").find("cpu_model = "), std::string::npos);
+    fs::remove_all(dir);
+}
+
 } // namespace

@@ -1,0 +1,236 @@
+// compare-schedulers: schedules random pipelines with several schedulers, benchmarks each
+// schedule with the isolated runner, and prints runtimes and speedups against a baseline.
+//
+//   compare-schedulers --out DIR [--config FILE] [--seed S] [--pipelines N]
+//                      [--schedulers root,Mullapudi2016,Li2018,Adams2019] [--baseline Adams2019]
+//                      [--target host] [--threads T] [--compile-timeout 600] [--run-timeout 60]
+//
+// Schedulers: root (every stage compute_root), inline (Halide's default schedule) and Halide's
+// autoscheduler plugins Mullapudi2016, Li2018, Adams2019 (machine parameters from this machine's
+// fingerprint). Every schedule's output is checked against the compute_root schedule's. A failed
+// entry shows its reason in the table. DIR receives comparison.csv, comparison.png (gnuplot) and
+// fingerprint.txt. The apps/ suite joins the rows once it exists.
+#include "generator/build.h"
+#include "generator/config.h"
+#include "generator/synthesize.h"
+#include "sampler/benchmark_runner.h"
+#include "sampler/fingerprint.h"
+#include "sampler/halide_autoschedulers.h"
+#include "tools/cli.h"
+#include "tools/files.h"
+#include "tools/progress.h"
+#include "tools/table.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace {
+
+namespace sg = schedforge::gen;
+namespace ss = schedforge::sampler;
+using schedforge::UserError;
+
+struct Entry {
+    ss::JobResult result;
+    double speedup = 0; // baseline min / this min; 0 when either failed
+};
+
+std::vector<std::string> split_list(const std::string &text) {
+    std::vector<std::string> items;
+    std::stringstream in(text);
+    for (std::string item; std::getline(in, item, ',');) {
+        if (!item.empty()) items.push_back(item);
+    }
+    return items;
+}
+
+std::string format(const char *fmt, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), fmt, v);
+    return buf;
+}
+
+std::string csv_quote(const std::string &s) {
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : ch == '\n' ? std::string(" ") : std::string(1, ch);
+    return q + "\"";
+}
+
+// A clustered bar chart of speedups (log scale), one cluster per pipeline.
+bool plot(const std::string &data_path, const std::string &png_path, const std::vector<std::string> &schedulers,
+          const std::string &baseline) {
+    const std::string script = data_path + ".gp";
+    std::string gp = "set terminal pngcairo size 1200,600\nset output '" + png_path + "'\n";
+    gp += "set title 'Speedup over " + baseline + " (higher is faster)'\nset style data histograms\n";
+    gp += "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset logscale y 2\n";
+    gp += "set ylabel 'speedup'\nset xtics rotate by -30\nset key outside right\nset grid ytics\n";
+    gp += "plot ";
+    for (size_t i = 0; i < schedulers.size(); i++) {
+        gp += std::string(i ? ", " : "") + "'" + data_path + "' using " + std::to_string(i + 2) +
+              (i == 0 ? ":xtic(1)" : "") + " title '" + schedulers[i] + "'";
+    }
+    gp += "\n";
+    schedforge::tools::write_file_atomic(script, gp);
+    const int rc = std::system(("gnuplot '" + script + "' 2>/dev/null").c_str());
+    std::remove(script.c_str());
+    return rc == 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"Benchmark schedulers (compute_root, Halide's autoschedulers) on random pipelines.",
+                 "compare-schedulers"};
+    std::string config_path, out_dir, schedulers_text = "root,Mullapudi2016,Li2018,Adams2019", baseline = "Adams2019";
+    uint64_t seed = 0;
+    int64_t pipelines = 4;
+    ss::RunnerOptions runner;
+    app.add_option("--out", out_dir, "Output folder (created if missing)")->required();
+    app.add_option("--config", config_path, "Generator config YAML (default: built-in defaults)");
+    app.add_option("--seed", seed, "Seed of the first random pipeline");
+    app.add_option("--pipelines", pipelines, "Random pipelines to compare")->check(CLI::PositiveNumber);
+    app.add_option("--schedulers", schedulers_text, "Comma-separated: root, inline, Mullapudi2016, Li2018, Adams2019");
+    app.add_option("--baseline", baseline, "Scheduler the speedups are relative to");
+    app.add_option("--target", runner.target, "Halide target for compiling and timing");
+    app.add_option("--threads", runner.timing.threads, "Halide runtime threads (0: all cores)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--compile-timeout", runner.compile_timeout_seconds, "Seconds per compile (incl. scheduling)");
+    app.add_option("--run-timeout", runner.run_timeout_seconds, "Seconds per benchmark");
+
+    return schedforge::tools::run_cli(app, argc, argv, [&]() {
+        const std::vector<std::string> schedulers = split_list(schedulers_text);
+        if (schedulers.empty()) throw UserError("--schedulers lists no scheduler");
+        for (const std::string &s : schedulers) {
+            if (s != "root" && s != "inline" && ss::halide_autoscheduler_plugin(s).empty()) {
+                throw UserError("unknown scheduler '" + s +
+                                "' (choose from root, inline, Mullapudi2016, Li2018, Adams2019)");
+            }
+        }
+        if (std::find(schedulers.begin(), schedulers.end(), baseline) == schedulers.end()) {
+            throw UserError("--baseline '" + baseline + "' is not one of --schedulers");
+        }
+        if (!Halide::Target::validate_target_string(runner.target)) {
+            throw UserError("--target '" + runner.target + "' is not a Halide target");
+        }
+        const sg::GeneratorConfig cfg =
+            config_path.empty() ? sg::GeneratorConfig() : sg::load_generator_config(config_path);
+        ss::validate(runner);
+        const Halide::Target target(runner.target);
+        // Fast-math may move a float that becomes an integer by one; StrictFloat does not.
+        runner.integer_tolerance = target.has_feature(Halide::Target::StrictFloat) ? 0 : 1;
+        schedforge::tools::ensure_directory(out_dir);
+        runner.worker_log = out_dir + "/workers.log";
+
+        const ss::HardwareFingerprint fp = ss::fingerprint_this_machine();
+        const Halide::MachineParams machine = ss::machine_params_for(fp);
+        std::string fp_text;
+        for (const auto &[k, v] : fp.fields()) fp_text += k + " = " + v + "\n";
+        fp_text += "machine_params = " + machine.to_string() + "\n";
+        schedforge::tools::write_file_atomic(out_dir + "/fingerprint.txt", fp_text);
+
+        std::vector<sg::PipelineSpec> specs;
+        for (int64_t i = 0; i < pipelines; i++) specs.push_back(sg::synthesize_pipeline(cfg, seed + uint64_t(i)));
+        auto job_for = [&](size_t p, const std::string &scheduler) {
+            const sg::PipelineSpec &spec = specs[p];
+            ss::BenchmarkJob job;
+            job.name = "seed " + std::to_string(spec.seed) + " / " + scheduler;
+            job.prepare = [spec, scheduler, target, machine]() {
+                sg::BuiltPipeline built = sg::build_pipeline(spec);
+                if (scheduler == "root")
+                    built.schedule_compute_root();
+                else if (scheduler != "inline")
+                    ss::run_halide_autoscheduler(scheduler, built.pipeline, target, machine);
+                const sg::Node &out = spec.nodes[size_t(spec.output)];
+                Halide::Buffer<> buffer(sg::halide_type(out.type), built.output_extents());
+                return ss::PreparedJob{built.pipeline, buffer};
+            };
+            return job;
+        };
+
+        // References first (compute_root outputs), then every scheduler against them.
+        std::vector<ss::BenchmarkJob> reference_jobs;
+        for (size_t p = 0; p < specs.size(); p++) {
+            reference_jobs.push_back(job_for(p, "root"));
+            reference_jobs.back().return_output = true;
+        }
+        schedforge::tools::ProgressBar ref_progress("references", int64_t(reference_jobs.size()));
+        const std::vector<ss::JobResult> references =
+            ss::run_jobs(reference_jobs, runner, [&](size_t, const ss::JobResult &) { ref_progress.step(); });
+        ref_progress.finish();
+
+        std::vector<ss::BenchmarkJob> jobs;
+        for (size_t p = 0; p < specs.size(); p++) {
+            for (const std::string &s : schedulers) {
+                jobs.push_back(job_for(p, s));
+                jobs.back().reference = references[p].output;
+            }
+        }
+        int failures = 0;
+        schedforge::tools::ProgressBar progress("schedules", int64_t(jobs.size()));
+        const std::vector<ss::JobResult> results = ss::run_jobs(jobs, runner, [&](size_t, const ss::JobResult &r) {
+            failures += r.status != ss::JobStatus::Ok;
+            progress.step(failures ? std::to_string(failures) + " failed" : "");
+        });
+        progress.finish();
+
+        // Table, CSV and plot data.
+        const size_t base = size_t(std::find(schedulers.begin(), schedulers.end(), baseline) - schedulers.begin());
+        std::vector<std::string> header = {"pipeline"};
+        for (const std::string &s : schedulers) header.push_back(s + " ms");
+        for (const std::string &s : schedulers) header.push_back(s + " x");
+        schedforge::tools::Table table(header);
+        std::string csv = "pipeline,id,scheduler,status,message,compile_s,min_s,median_s,samples,threads,speedup\n";
+        std::string plot_data = "# pipeline";
+        for (const std::string &s : schedulers) plot_data += " " + s;
+        plot_data += "\n";
+        std::vector<double> log_sum(schedulers.size(), 0);
+        std::vector<int> log_count(schedulers.size(), 0);
+        for (size_t p = 0; p < specs.size(); p++) {
+            const std::string name = "seed" + std::to_string(specs[p].seed);
+            std::vector<std::string> row = {name}, speed_cells;
+            std::string plot_row = name;
+            const ss::JobResult &b = results[p * schedulers.size() + base];
+            for (size_t s = 0; s < schedulers.size(); s++) {
+                const ss::JobResult &r = results[p * schedulers.size() + s];
+                const bool ok = r.status == ss::JobStatus::Ok;
+                double speedup = 0;
+                if (ok && b.status == ss::JobStatus::Ok && r.timing.min_seconds > 0) {
+                    speedup = b.timing.min_seconds / r.timing.min_seconds;
+                    log_sum[s] += std::log(speedup);
+                    log_count[s]++;
+                }
+                row.push_back(ok ? format("%.3f", 1e3 * r.timing.min_seconds) : ss::status_name(r.status));
+                speed_cells.push_back(speedup > 0 ? format("%.2f", speedup) : "-");
+                plot_row += " " + (speedup > 0 ? format("%.4f", speedup) : std::string("NaN"));
+                csv += name + "," + sg::format_id(specs[p].id()) + "," + schedulers[s] + "," +
+                       ss::status_name(r.status) + "," + csv_quote(r.message) + "," +
+                       format("%.6f", r.compile_seconds) + "," + format("%.9f", r.timing.min_seconds) + "," +
+                       format("%.9f", r.timing.median_seconds) + "," + std::to_string(r.timing.samples.size()) + "," +
+                       std::to_string(r.timing.threads) + "," +
+                       (speedup > 0 ? format("%.6f", speedup) : std::string("")) + "\n";
+            }
+            row.insert(row.end(), speed_cells.begin(), speed_cells.end());
+            table.add_row(row);
+            plot_data += plot_row + "\n";
+        }
+        std::vector<std::string> geo = {"geomean"};
+        for (size_t s = 0; s < schedulers.size(); s++) geo.push_back("");
+        for (size_t s = 0; s < schedulers.size(); s++) {
+            geo.push_back(log_count[s] ? format("%.2f", std::exp(log_sum[s] / log_count[s])) : "-");
+        }
+        table.add_row(geo);
+        table.print(std::cout);
+
+        schedforge::tools::write_file_atomic(out_dir + "/comparison.csv", csv);
+        const std::string data_path = out_dir + "/comparison.dat";
+        schedforge::tools::write_file_atomic(data_path, plot_data);
+        const bool plotted = plot(data_path, out_dir + "/comparison.png", schedulers, baseline);
+        std::printf("%zu schedules of %lld pipelines, %d failed (reasons in comparison.csv); speedups are %s min "
+                    "runtime / scheduler min runtime\nwrote %s/comparison.csv%s, fingerprint.txt, workers.log\n",
+                    results.size(), (long long)pipelines, failures, baseline.c_str(), out_dir.c_str(),
+                    plotted ? ", comparison.png" : " (no PNG: gnuplot failed or is missing)");
+        return 0;
+    });
+}
