@@ -1,15 +1,17 @@
-// compare-schedulers: schedules random pipelines with several schedulers, benchmarks each
+// compare-schedulers: schedules apps and random pipelines with several schedulers, benchmarks each
 // schedule with the isolated runner, and prints runtimes and speedups against a baseline.
 //
-//   compare-schedulers --out DIR [--config FILE] [--seed S] [--pipelines N]
-//                      [--schedulers root,Mullapudi2016,Li2018,Adams2019] [--baseline Adams2019]
+//   compare-schedulers --out DIR [--apps all|a,b] [--pipelines N] [--config FILE] [--seed S]
+//                      [--schedulers manual,root,Mullapudi2016,Li2018,Adams2019] [--baseline Adams2019]
 //                      [--target host] [--threads T] [--compile-timeout 600] [--run-timeout 60]
 //
-// Schedulers: root (every stage compute_root), inline (Halide's default schedule) and Halide's
-// autoscheduler plugins Mullapudi2016, Li2018, Adams2019 (machine parameters from this machine's
-// fingerprint). Every schedule's output is checked against the compute_root schedule's. A failed
-// entry shows its reason in the table. DIR receives comparison.csv, comparison.png (gnuplot) and
-// fingerprint.txt. The apps/ suite joins the rows once it exists.
+// Schedulers: manual (apps only: the app's hand-written schedule), root (every stage
+// compute_root), inline (Halide's default schedule), and Halide's autoscheduler plugins
+// Mullapudi2016, Li2018 and Adams2019 (machine parameters from this machine's fingerprint). Every
+// schedule's output is checked against the compute_root schedule's; a failed entry shows its
+// status in the table and its reason in the CSV. DIR receives comparison.csv, comparison.png
+// (gnuplot), fingerprint.txt and workers.log (what the workers printed, e.g. autoscheduler logs).
+#include "apps/app.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
@@ -44,6 +46,19 @@ std::vector<std::string> split_list(const std::string &text) {
         if (!item.empty()) items.push_back(item);
     }
     return items;
+}
+
+std::string join(const std::vector<std::string> &items) {
+    std::string s;
+    for (const std::string &i : items) s += (s.empty() ? "" : ", ") + i;
+    return s;
+}
+
+// Every Func of the pipeline computed at root (the output, which is always root, included).
+void compute_root_everything(const Halide::Func &output) {
+    for (const auto &[name, f] : Halide::Internal::find_transitive_calls(output.function())) {
+        Halide::Func(f).compute_root();
+    }
 }
 
 std::string format(const char *fmt, double v) {
@@ -86,11 +101,13 @@ int main(int argc, char **argv) {
     std::string config_path, out_dir, schedulers_text = "root,Mullapudi2016,Li2018,Adams2019", baseline = "Adams2019";
     uint64_t seed = 0;
     int64_t pipelines = 4;
+    std::string apps_text;
     ss::RunnerOptions runner;
     app.add_option("--out", out_dir, "Output folder (created if missing)")->required();
     app.add_option("--config", config_path, "Generator config YAML (default: built-in defaults)");
     app.add_option("--seed", seed, "Seed of the first random pipeline");
-    app.add_option("--pipelines", pipelines, "Random pipelines to compare")->check(CLI::PositiveNumber);
+    app.add_option("--pipelines", pipelines, "Random pipelines to compare")->check(CLI::NonNegativeNumber);
+    app.add_option("--apps", apps_text, "Apps to compare: all, or a comma-separated list");
     app.add_option("--schedulers", schedulers_text, "Comma-separated: root, inline, Mullapudi2016, Li2018, Adams2019");
     app.add_option("--baseline", baseline, "Scheduler the speedups are relative to");
     app.add_option("--target", runner.target, "Halide target for compiling and timing");
@@ -100,12 +117,18 @@ int main(int argc, char **argv) {
     app.add_option("--run-timeout", runner.run_timeout_seconds, "Seconds per benchmark");
 
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
+        std::vector<std::string> app_list = apps_text == "all" ? schedforge::apps::app_names() : split_list(apps_text);
+        for (const std::string &a : app_list) {
+            if (!schedforge::apps::make_app(a))
+                throw UserError("unknown app '" + a + "' (apps: " + join(schedforge::apps::app_names()) + ")");
+        }
+        if (app_list.empty() && pipelines == 0) throw UserError("nothing to compare: give --apps or --pipelines > 0");
         const std::vector<std::string> schedulers = split_list(schedulers_text);
         if (schedulers.empty()) throw UserError("--schedulers lists no scheduler");
         for (const std::string &s : schedulers) {
-            if (s != "root" && s != "inline" && ss::halide_autoscheduler_plugin(s).empty()) {
+            if (s != "root" && s != "inline" && s != "manual" && ss::halide_autoscheduler_plugin(s).empty()) {
                 throw UserError("unknown scheduler '" + s +
-                                "' (choose from root, inline, Mullapudi2016, Li2018, Adams2019)");
+                                "' (choose from manual, root, inline, Mullapudi2016, Li2018, Adams2019)");
             }
         }
         if (std::find(schedulers.begin(), schedulers.end(), baseline) == schedulers.end()) {
@@ -130,28 +153,55 @@ int main(int argc, char **argv) {
         fp_text += "machine_params = " + machine.to_string() + "\n";
         schedforge::tools::write_file_atomic(out_dir + "/fingerprint.txt", fp_text);
 
-        std::vector<sg::PipelineSpec> specs;
-        for (int64_t i = 0; i < pipelines; i++) specs.push_back(sg::synthesize_pipeline(cfg, seed + uint64_t(i)));
+        // What gets scheduled: apps (which also have a manual schedule) and random pipelines.
+        struct Subject {
+            std::string name, id;
+            bool has_manual = false;
+            std::function<ss::PreparedJob(const std::string &scheduler)> prepare;
+        };
+        std::vector<Subject> subjects;
+        for (const std::string &a : app_list) {
+            subjects.push_back({a, "app", true, [a, target, machine](const std::string &scheduler) {
+                                    schedforge::apps::BuiltApp built = schedforge::apps::build_app(a, /*small=*/false);
+                                    if (scheduler == "manual")
+                                        built.app->schedule_manual(target);
+                                    else if (scheduler == "root")
+                                        compute_root_everything(built.output);
+                                    else if (scheduler != "inline")
+                                        ss::run_halide_autoscheduler(scheduler, built.pipeline, target, machine);
+                                    return ss::PreparedJob{built.pipeline, built.output_buffer};
+                                }});
+        }
+        for (int64_t i = 0; i < pipelines; i++) {
+            const sg::PipelineSpec spec = sg::synthesize_pipeline(cfg, seed + uint64_t(i));
+            subjects.push_back({"seed" + std::to_string(spec.seed), sg::format_id(spec.id()), false,
+                                [spec, target, machine](const std::string &scheduler) {
+                                    sg::BuiltPipeline built = sg::build_pipeline(spec);
+                                    if (scheduler == "root")
+                                        built.schedule_compute_root();
+                                    else if (scheduler != "inline")
+                                        ss::run_halide_autoscheduler(scheduler, built.pipeline, target, machine);
+                                    const sg::Node &out = spec.nodes[size_t(spec.output)];
+                                    return ss::PreparedJob{built.pipeline, Halide::Buffer<>(sg::halide_type(out.type),
+                                                                                            built.output_extents())};
+                                }});
+        }
         auto job_for = [&](size_t p, const std::string &scheduler) {
-            const sg::PipelineSpec &spec = specs[p];
             ss::BenchmarkJob job;
-            job.name = "seed " + std::to_string(spec.seed) + " / " + scheduler;
-            job.prepare = [spec, scheduler, target, machine]() {
-                sg::BuiltPipeline built = sg::build_pipeline(spec);
-                if (scheduler == "root")
-                    built.schedule_compute_root();
-                else if (scheduler != "inline")
-                    ss::run_halide_autoscheduler(scheduler, built.pipeline, target, machine);
-                const sg::Node &out = spec.nodes[size_t(spec.output)];
-                Halide::Buffer<> buffer(sg::halide_type(out.type), built.output_extents());
-                return ss::PreparedJob{built.pipeline, buffer};
-            };
+            job.name = subjects[p].name + " / " + scheduler;
+            if (scheduler == "manual" && !subjects[p].has_manual) {
+                job.prepare = []() -> ss::PreparedJob {
+                    throw Halide::CompileError("no manual schedule (not an app)");
+                };
+            } else {
+                job.prepare = [prepare = subjects[p].prepare, scheduler]() { return prepare(scheduler); };
+            }
             return job;
         };
 
         // References first (compute_root outputs), then every scheduler against them.
         std::vector<ss::BenchmarkJob> reference_jobs;
-        for (size_t p = 0; p < specs.size(); p++) {
+        for (size_t p = 0; p < subjects.size(); p++) {
             reference_jobs.push_back(job_for(p, "root"));
             reference_jobs.back().return_output = true;
         }
@@ -161,7 +211,7 @@ int main(int argc, char **argv) {
         ref_progress.finish();
 
         std::vector<ss::BenchmarkJob> jobs;
-        for (size_t p = 0; p < specs.size(); p++) {
+        for (size_t p = 0; p < subjects.size(); p++) {
             for (const std::string &s : schedulers) {
                 jobs.push_back(job_for(p, s));
                 jobs.back().reference = references[p].output;
@@ -187,8 +237,8 @@ int main(int argc, char **argv) {
         plot_data += "\n";
         std::vector<double> log_sum(schedulers.size(), 0);
         std::vector<int> log_count(schedulers.size(), 0);
-        for (size_t p = 0; p < specs.size(); p++) {
-            const std::string name = "seed" + std::to_string(specs[p].seed);
+        for (size_t p = 0; p < subjects.size(); p++) {
+            const std::string &name = subjects[p].name;
             std::vector<std::string> row = {name}, speed_cells;
             std::string plot_row = name;
             const ss::JobResult &b = results[p * schedulers.size() + base];
@@ -204,11 +254,10 @@ int main(int argc, char **argv) {
                 row.push_back(ok ? format("%.3f", 1e3 * r.timing.min_seconds) : ss::status_name(r.status));
                 speed_cells.push_back(speedup > 0 ? format("%.2f", speedup) : "-");
                 plot_row += " " + (speedup > 0 ? format("%.4f", speedup) : std::string("NaN"));
-                csv += name + "," + sg::format_id(specs[p].id()) + "," + schedulers[s] + "," +
-                       ss::status_name(r.status) + "," + csv_quote(r.message) + "," +
-                       format("%.6f", r.compile_seconds) + "," + format("%.9f", r.timing.min_seconds) + "," +
-                       format("%.9f", r.timing.median_seconds) + "," + std::to_string(r.timing.samples.size()) + "," +
-                       std::to_string(r.timing.threads) + "," +
+                csv += name + "," + subjects[p].id + "," + schedulers[s] + "," + ss::status_name(r.status) + "," +
+                       csv_quote(r.message) + "," + format("%.6f", r.compile_seconds) + "," +
+                       format("%.9f", r.timing.min_seconds) + "," + format("%.9f", r.timing.median_seconds) + "," +
+                       std::to_string(r.timing.samples.size()) + "," + std::to_string(r.timing.threads) + "," +
                        (speedup > 0 ? format("%.6f", speedup) : std::string("")) + "\n";
             }
             row.insert(row.end(), speed_cells.begin(), speed_cells.end());
@@ -227,10 +276,11 @@ int main(int argc, char **argv) {
         const std::string data_path = out_dir + "/comparison.dat";
         schedforge::tools::write_file_atomic(data_path, plot_data);
         const bool plotted = plot(data_path, out_dir + "/comparison.png", schedulers, baseline);
-        std::printf("%zu schedules of %lld pipelines, %d failed (reasons in comparison.csv); speedups are %s min "
-                    "runtime / scheduler min runtime\nwrote %s/comparison.csv%s, fingerprint.txt, workers.log\n",
-                    results.size(), (long long)pipelines, failures, baseline.c_str(), out_dir.c_str(),
-                    plotted ? ", comparison.png" : " (no PNG: gnuplot failed or is missing)");
+        std::printf(
+            "%zu schedules of %zu apps and pipelines, %d failed (reasons in comparison.csv); speedups are %s min "
+            "runtime / scheduler min runtime\nwrote %s/comparison.csv%s, fingerprint.txt, workers.log\n",
+            results.size(), subjects.size(), failures, baseline.c_str(), out_dir.c_str(),
+            plotted ? ", comparison.png" : " (no PNG: gnuplot failed or is missing)");
         return 0;
     });
 }

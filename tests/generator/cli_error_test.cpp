@@ -80,7 +80,9 @@ TEST(CompareSchedulersErrors, UnknownSchedulerOrBaseline) {
              {"--schedulers root,Adams2020", "unknown scheduler 'Adams2020'"},
              {"--schedulers root --baseline Li2018", "--baseline 'Li2018' is not one of --schedulers"},
              {"--target not-a-target", "--target 'not-a-target' is not a Halide target"},
-             {"--pipelines 0", "--pipelines"}}) {
+             {"--apps blur9x9", "unknown app 'blur9x9'"},
+             {"--pipelines 0", "nothing to compare"},
+             {"--pipelines -1", "--pipelines"}}) {
         const Result r = run(compare_schedulers(args + " --out " + out.string()));
         EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
         EXPECT_EQ(count_lines(r.err), 1) << r.err;

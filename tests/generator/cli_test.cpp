@@ -139,4 +139,16 @@ TEST(CompareSchedulers, ComparesSchedulesAndWritesCsvAndChart) {
     fs::remove_all(dir);
 }
 
+TEST(CompareSchedulers, AppsCompareTheirManualSchedule) {
+    const fs::path dir = scratch("compare_apps");
+    const Result r = run(compare_schedulers("--apps blur3x3 --pipelines 0 --schedulers manual,root --baseline manual "
+                                            "--out " +
+                                            dir.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string csv = read_file(dir / "comparison.csv");
+    EXPECT_NE(csv.find("blur3x3,app,manual,ok,"), std::string::npos) << csv;
+    EXPECT_NE(csv.find("blur3x3,app,root,ok,"), std::string::npos) << csv;
+    fs::remove_all(dir);
+}
+
 } // namespace

@@ -1,0 +1,64 @@
+// matmul: C = A B for float matrices (A is K wide and N tall, B is N wide and K tall).
+#include "apps/suite.h"
+
+namespace schedforge::apps {
+
+namespace {
+
+using namespace Halide;
+
+class Matmul : public App {
+public:
+    std::string name() const override { return "matmul"; }
+    std::vector<InputShape> inputs(bool small) const override {
+        const int n = small ? 70 : 1024;
+        return {{"A", Float(32), {n, n}}, {"B", Float(32), {n, n}}};
+    }
+    Type output_type() const override { return Float(32); }
+    std::vector<int> output_extents(const std::vector<InputShape> &in) const override {
+        return {in[1].extents[0], in[0].extents[1]};
+    }
+
+    Func define(const std::vector<ImageParam> &in) override {
+        const ImageParam &a = in[0], &b = in[1];
+        k_ = RDom(0, a.dim(0).extent(), "k");
+        prod_(x_, y_) = 0.0f;
+        prod_(x_, y_) += a(k_, y_) * b(x_, k_);
+        out_(x_, y_) = prod_(x_, y_);
+        return out_;
+    }
+
+    void schedule_manual(const Target &target) override {
+        // Tiles of the output accumulate in registers-sized blocks; rows of tiles in parallel.
+        const int vec = target.natural_vector_size<float>();
+        Var xi("xi"), yi("yi"), xii("xii"), yii("yii");
+        out_.tile(x_, y_, xi, yi, 4 * vec, 32).parallel(y_).vectorize(xi, vec);
+        prod_.compute_at(out_, x_).vectorize(x_, vec);
+        prod_.update().tile(x_, y_, xii, yii, 2 * vec, 4).reorder(xii, yii, x_, k_, y_).vectorize(xii, vec).unroll(yii);
+    }
+
+    Buffer<> reference(const std::vector<Buffer<>> &in) const override {
+        const Buffer<float> a = in[0], b = in[1];
+        const int n = a.width();
+        Buffer<float> c(b.width(), a.height());
+        for (int y = 0; y < c.height(); y++) {
+            for (int x = 0; x < c.width(); x++) {
+                float s = 0;
+                for (int k = 0; k < n; k++) s += a(k, y) * b(x, k);
+                c(x, y) = s;
+            }
+        }
+        return c;
+    }
+
+private:
+    Var x_{"x"}, y_{"y"};
+    RDom k_;
+    Func prod_{"prod"}, out_{"matmul"};
+};
+
+} // namespace
+
+std::unique_ptr<App> make_matmul() { return std::make_unique<Matmul>(); }
+
+} // namespace schedforge::apps

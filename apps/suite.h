@@ -1,0 +1,13 @@
+// Factories of the apps in the suite (one source file each); all_apps() lists them.
+#pragma once
+
+#include "apps/app.h"
+
+namespace schedforge::apps {
+
+std::unique_ptr<App> make_blur3x3();
+std::unique_ptr<App> make_unsharp_mask();
+std::unique_ptr<App> make_matmul();
+std::unique_ptr<App> make_conv_relu();
+
+} // namespace schedforge::apps

@@ -1,0 +1,41 @@
+// Every app computes what its naive C++ reference computes, on small inputs, under its manual
+// schedule and under Halide's default schedule. Float outputs within a relative 1e-4 (the
+// schedules reorder nothing, but fast-math may fuse multiply-adds).
+#include "apps/app.h"
+#include "sampler/output_check.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace schedforge::apps {
+namespace {
+
+class AppReference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AppReference, ManualScheduleMatchesNaiveReference) {
+    BuiltApp built = build_app(GetParam(), /*small=*/true);
+    const Halide::Target target = Halide::get_jit_target_from_environment();
+    built.app->schedule_manual(target);
+    built.pipeline.realize(built.output_buffer, target);
+    EXPECT_EQ(sampler::compare_buffers(built.app->reference(built.inputs), built.output_buffer), "");
+}
+
+TEST_P(AppReference, DefaultScheduleMatchesNaiveReference) {
+    BuiltApp built = build_app(GetParam(), /*small=*/true);
+    built.pipeline.realize(built.output_buffer, Halide::get_jit_target_from_environment());
+    EXPECT_EQ(sampler::compare_buffers(built.app->reference(built.inputs), built.output_buffer), "");
+}
+
+TEST(Apps, NamesAreUniqueAndFindable) {
+    const std::vector<std::string> names = app_names();
+    EXPECT_EQ(names.size(), std::set<std::string>(names.begin(), names.end()).size());
+    for (const std::string &n : names) EXPECT_NE(make_app(n), nullptr) << n;
+    EXPECT_EQ(make_app("no_such_app"), nullptr);
+}
+
+INSTANTIATE_TEST_SUITE_P(Apps, AppReference, ::testing::ValuesIn(app_names()),
+                         [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
+
+} // namespace
+} // namespace schedforge::apps
