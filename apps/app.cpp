@@ -12,6 +12,9 @@ std::vector<std::unique_ptr<App>> all_apps() {
     apps.push_back(make_unsharp_mask());
     apps.push_back(make_matmul());
     apps.push_back(make_conv_relu());
+    apps.push_back(make_iir_blur());
+    apps.push_back(make_harris());
+    apps.push_back(make_stencil_chain());
     return apps;
 }
 

@@ -35,6 +35,9 @@ public:
     virtual void schedule_manual(const Halide::Target &target) = 0;
     // The output computed naively from concrete inputs.
     virtual Halide::Buffer<> reference(const std::vector<Halide::Buffer<>> &in) const = 0;
+    // False where Halide's default schedule (everything inlined) is impractical even on the small
+    // inputs, e.g. 32 chained stencils inline to 25^32 taps.
+    virtual bool default_schedule_is_practical() const { return true; }
 };
 
 // Every app, in a stable order.

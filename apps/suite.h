@@ -9,5 +9,8 @@ std::unique_ptr<App> make_blur3x3();
 std::unique_ptr<App> make_unsharp_mask();
 std::unique_ptr<App> make_matmul();
 std::unique_ptr<App> make_conv_relu();
+std::unique_ptr<App> make_iir_blur();
+std::unique_ptr<App> make_harris();
+std::unique_ptr<App> make_stencil_chain();
 
 } // namespace schedforge::apps
