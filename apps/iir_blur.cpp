@@ -18,6 +18,8 @@ public:
     }
     Type output_type() const override { return Float(32); }
     std::vector<int> output_extents(const std::vector<InputShape> &in) const override { return in[0].extents; }
+    // Inlined, each recursive pass is recomputed inside its consumer's innermost loop: minutes.
+    bool default_schedule_is_practical() const override { return false; }
 
     Func define(const std::vector<ImageParam> &in) override {
         const ImageParam &input = in[0];
