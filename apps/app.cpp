@@ -15,6 +15,7 @@ std::vector<std::unique_ptr<App>> all_apps() {
     apps.push_back(make_iir_blur());
     apps.push_back(make_harris());
     apps.push_back(make_stencil_chain());
+    apps.push_back(make_hist_equalize());
     return apps;
 }
 

@@ -12,5 +12,6 @@ std::unique_ptr<App> make_conv_relu();
 std::unique_ptr<App> make_iir_blur();
 std::unique_ptr<App> make_harris();
 std::unique_ptr<App> make_stencil_chain();
+std::unique_ptr<App> make_hist_equalize();
 
 } // namespace schedforge::apps
