@@ -88,4 +88,10 @@ BuiltApp build_app(const std::string &name, bool small) {
     return built;
 }
 
+void schedule_compute_root(BuiltApp &built) {
+    for (const auto &[name, f] : Halide::Internal::find_transitive_calls(built.output.function())) {
+        Halide::Func(f).compute_root();
+    }
+}
+
 } // namespace schedforge::apps

@@ -56,4 +56,8 @@ struct BuiltApp {
 };
 BuiltApp build_app(const std::string &name, bool small);
 
+// Every Func of the app computed at root (the simple schedule tests and comparisons use as a
+// reference).
+void schedule_compute_root(BuiltApp &built);
+
 } // namespace schedforge::apps

@@ -24,6 +24,7 @@
 #include "tools/table.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -52,13 +53,6 @@ std::string join(const std::vector<std::string> &items) {
     std::string s;
     for (const std::string &i : items) s += (s.empty() ? "" : ", ") + i;
     return s;
-}
-
-// Every Func of the pipeline computed at root (the output, which is always root, included).
-void compute_root_everything(const Halide::Func &output) {
-    for (const auto &[name, f] : Halide::Internal::find_transitive_calls(output.function())) {
-        Halide::Func(f).compute_root();
-    }
 }
 
 std::string format(const char *fmt, double v) {
@@ -166,7 +160,7 @@ int main(int argc, char **argv) {
                                     if (scheduler == "manual")
                                         built.app->schedule_manual(target);
                                     else if (scheduler == "root")
-                                        compute_root_everything(built.output);
+                                        schedforge::apps::schedule_compute_root(built);
                                     else if (scheduler != "inline")
                                         ss::run_halide_autoscheduler(scheduler, built.pipeline, target, machine);
                                     return ss::PreparedJob{built.pipeline, built.output_buffer};
@@ -210,20 +204,32 @@ int main(int argc, char **argv) {
             ss::run_jobs(reference_jobs, runner, [&](size_t, const ss::JobResult &) { ref_progress.step(); });
         ref_progress.finish();
 
+        // The root column is the reference run itself: no need to compile and time it twice.
         std::vector<ss::BenchmarkJob> jobs;
+        std::vector<size_t> job_of(subjects.size() * schedulers.size(), SIZE_MAX);
         for (size_t p = 0; p < subjects.size(); p++) {
-            for (const std::string &s : schedulers) {
-                jobs.push_back(job_for(p, s));
+            for (size_t s = 0; s < schedulers.size(); s++) {
+                if (schedulers[s] == "root") continue;
+                job_of[p * schedulers.size() + s] = jobs.size();
+                jobs.push_back(job_for(p, schedulers[s]));
                 jobs.back().reference = references[p].output;
             }
         }
         int failures = 0;
         schedforge::tools::ProgressBar progress("schedules", int64_t(jobs.size()));
-        const std::vector<ss::JobResult> results = ss::run_jobs(jobs, runner, [&](size_t, const ss::JobResult &r) {
+        const std::vector<ss::JobResult> ran = ss::run_jobs(jobs, runner, [&](size_t, const ss::JobResult &r) {
             failures += r.status != ss::JobStatus::Ok;
             progress.step(failures ? std::to_string(failures) + " failed" : "");
         });
         progress.finish();
+        std::vector<ss::JobResult> results;
+        for (size_t k = 0; k < job_of.size(); k++) {
+            results.push_back(job_of[k] == SIZE_MAX ? references[k / schedulers.size()] : ran[job_of[k]]);
+            if (job_of[k] == SIZE_MAX) {
+                results.back().output.reset();
+                failures += results.back().status != ss::JobStatus::Ok;
+            }
+        }
 
         // Table, CSV and plot data.
         const size_t base = size_t(std::find(schedulers.begin(), schedulers.end(), baseline) - schedulers.begin());

@@ -26,9 +26,7 @@ TEST_P(AppReference, DefaultScheduleMatchesNaiveReference) {
     BuiltApp built = build_app(GetParam(), /*small=*/true);
     if (!built.app->default_schedule_is_practical()) {
         // Inlining everything is impractical here: check the all-compute_root schedule instead.
-        for (const auto &[name, f] : Halide::Internal::find_transitive_calls(built.output.function())) {
-            Halide::Func(f).compute_root();
-        }
+        schedule_compute_root(built);
     }
     built.pipeline.realize(built.output_buffer, Halide::get_jit_target_from_environment());
     EXPECT_EQ(sampler::compare_buffers(built.app->reference(built.inputs), built.output_buffer), "");
