@@ -16,6 +16,12 @@ std::vector<std::unique_ptr<App>> all_apps() {
     apps.push_back(make_harris());
     apps.push_back(make_stencil_chain());
     apps.push_back(make_hist_equalize());
+    apps.push_back(make_max_filter());
+    apps.push_back(make_lens_blur());
+    apps.push_back(make_interpolate());
+    apps.push_back(make_resnet_block());
+    apps.push_back(make_camera_pipe());
+    apps.push_back(make_nl_means());
     return apps;
 }
 

@@ -13,5 +13,11 @@ std::unique_ptr<App> make_iir_blur();
 std::unique_ptr<App> make_harris();
 std::unique_ptr<App> make_stencil_chain();
 std::unique_ptr<App> make_hist_equalize();
+std::unique_ptr<App> make_max_filter();
+std::unique_ptr<App> make_lens_blur();
+std::unique_ptr<App> make_interpolate();
+std::unique_ptr<App> make_resnet_block();
+std::unique_ptr<App> make_camera_pipe();
+std::unique_ptr<App> make_nl_means();
 
 } // namespace schedforge::apps
