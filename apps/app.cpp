@@ -22,6 +22,8 @@ std::vector<std::unique_ptr<App>> all_apps() {
     apps.push_back(make_resnet_block());
     apps.push_back(make_camera_pipe());
     apps.push_back(make_nl_means());
+    apps.push_back(make_bilateral_grid());
+    apps.push_back(make_local_laplacian());
     return apps;
 }
 

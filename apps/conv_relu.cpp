@@ -35,13 +35,23 @@ public:
     }
 
     void schedule_manual(const Target &target) override {
-        // Output channels vectorized; a strip of 4 output pixels accumulates at once.
+        // Register blocking: one vector of output channels x 4 pixels of a row x 2 rows (8
+        // accumulators) is computed at once, with the whole reduction (input channels and the
+        // 3x3 window) inside, so the accumulators stay in registers: each step broadcasts one
+        // input value and loads one vector of filter weights. Rows of blocks in parallel.
         const int vec = target.natural_vector_size<float>();
-        Var xo("xo"), xi("xi"), yn("yn");
-        relu_.split(x_, xo, xi, 4).reorder(c_, xi, xo, y_, n_).fuse(y_, n_, yn).parallel(yn).vectorize(c_, vec);
-        // Guarded vectors: the channel count need not be a multiple of the vector width.
-        conv_.compute_at(relu_, xo).vectorize(c_, vec, TailStrategy::GuardWithIf).unroll(x_);
-        conv_.update().reorder(c_, x_, r_.x, r_.y, r_.z).vectorize(c_, vec, TailStrategy::GuardWithIf).unroll(x_);
+        Var co("co"), ci("ci"), xo("xo"), xi("xi"), yo("yo"), yi("yi"), task("task");
+        relu_.split(c_, co, ci, vec)
+            .split(x_, xo, xi, 4)
+            .split(y_, yo, yi, 2)
+            .reorder(ci, xi, yi, co, xo, yo, n_)
+            .vectorize(ci)
+            .unroll(xi)
+            .unroll(yi)
+            .fuse(yo, n_, task)
+            .parallel(task);
+        conv_.compute_at(relu_, co).vectorize(c_).unroll(x_).unroll(y_);
+        conv_.update().reorder(c_, x_, y_, r_.x, r_.y, r_.z).vectorize(c_).unroll(x_).unroll(y_);
     }
 
     Buffer<> reference(const std::vector<Buffer<>> &in) const override {

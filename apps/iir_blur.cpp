@@ -2,6 +2,8 @@
 // and then along each row: y[i] = (1 - a) * x[i] + a * y[i - 1], with a = 0.5.
 #include "apps/suite.h"
 
+#include <algorithm>
+
 namespace schedforge::apps {
 
 namespace {
@@ -25,7 +27,8 @@ public:
         const ImageParam &input = in[0];
         const Expr w = input.dim(0).extent(), h = input.dim(1).extent();
         // Columns: causal pass down, anti-causal pass up.
-        RDom ry(1, h - 1, "ry");
+        ry_ = RDom(1, h - 1, "ry");
+        const RDom &ry = ry_;
         down_(x_, y_, c_) = input(x_, y_, c_);
         down_(x_, ry, c_) = (1 - kAlpha) * input(x_, ry, c_) + kAlpha * down_(x_, ry - 1, c_);
         up_(x_, y_, c_) = down_(x_, y_, c_);
@@ -41,19 +44,34 @@ public:
     }
 
     void schedule_manual(const Target &target) override {
-        // Column passes vectorize across x; row passes across y; channels in parallel.
-        const int vec = target.natural_vector_size<float>();
+        // Column passes: strips of 64 columns (whole cache lines per row) per channel in
+        // parallel, vectorized across the strip, the recursion walking down it; the downward
+        // pass is computed per strip of the upward one, so the strip stays in cache between
+        // them. Row passes: the recursion runs along a row, so each row is blurred by itself,
+        // just before the output row that consumes it; output rows in parallel.
+        const int vec = target.natural_vector_size<float>(), strip = std::max(64, vec);
         // Guarded vectors: rounding a pass up would read the input beyond its edge.
         const TailStrategy guard = TailStrategy::GuardWithIf;
-        for (Func f : {down_, up_}) {
-            f.compute_root().parallel(c_).vectorize(x_, vec, guard);
-            f.update().parallel(c_).vectorize(x_, vec, guard);
-        }
+        Var xo("xo"), xi("xi"), t("t");
+        up_.compute_root()
+            .split(x_, xo, xi, strip, guard)
+            .reorder(xi, y_, xo, c_)
+            .fuse(xo, c_, t)
+            .parallel(t)
+            .vectorize(xi, vec);
+        up_.update()
+            .split(x_, xo, xi, strip, guard)
+            .reorder(xi, ry_, xo, c_)
+            .fuse(xo, c_, t)
+            .parallel(t)
+            .vectorize(xi, vec);
+        down_.compute_at(up_, t).vectorize(x_, vec, guard);
+        down_.update().vectorize(x_, vec, guard);
+        out_.reorder(x_, c_, y_).parallel(y_, 8).vectorize(x_, vec);
         for (Func f : {right_, left_}) {
-            f.compute_root().parallel(c_).vectorize(y_, vec, guard);
-            f.update().parallel(c_).vectorize(y_, vec, guard);
+            f.compute_at(out_, y_).vectorize(x_, vec, guard);
+            f.update().unscheduled(); // a serial recursion along the row
         }
-        out_.parallel(c_).vectorize(x_, vec);
     }
 
     Buffer<> reference(const std::vector<Buffer<>> &in) const override {
@@ -75,6 +93,7 @@ public:
 
 private:
     Var x_{"x"}, y_{"y"}, c_{"c"};
+    RDom ry_;
     Func down_{"down"}, up_{"up"}, right_{"right"}, left_{"left"}, out_{"iir_blur"};
 };
 

@@ -19,5 +19,7 @@ std::unique_ptr<App> make_interpolate();
 std::unique_ptr<App> make_resnet_block();
 std::unique_ptr<App> make_camera_pipe();
 std::unique_ptr<App> make_nl_means();
+std::unique_ptr<App> make_bilateral_grid();
+std::unique_ptr<App> make_local_laplacian();
 
 } // namespace schedforge::apps
