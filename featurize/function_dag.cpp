@@ -1,0 +1,540 @@
+// FunctionDAG construction. Regions come from Halide's own bounds inference (boxes_required)
+// run once per consumer stage over symbolic loop bounds; the search later evaluates them for
+// concrete bounds without touching Halide. See function_dag.h.
+#include "featurize/function_dag.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+namespace schedforge::featurize {
+
+namespace {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+std::string expr_text(const Expr &e) {
+    std::ostringstream o;
+    o << e;
+    return o.str();
+}
+
+// ---- estimates ----
+
+// Replaces parameter-derived variables (buffer mins and extents, scalar params) with their
+// estimates, so regions and reduction bounds depend on loop bounds alone.
+class SubstituteEstimates : public IRMutator {
+    using IRMutator::visit;
+
+    Expr visit(const Variable *op) override {
+        if (op->param.defined()) return from_param(op->name, op->param);
+        if (op->image.defined()) return from_buffer(op->name, op->image);
+        return op;
+    }
+
+    // "<name>.min.<d>" / "<name>.extent.<d>" -> (is_min, d); false for anything else (strides...).
+    static bool parse_buffer_var(const std::string &var, const std::string &buffer, bool &is_min, int &dim) {
+        for (const char *field : {".min.", ".extent."}) {
+            const std::string prefix = buffer + field;
+            if (var.rfind(prefix, 0) == 0) {
+                is_min = std::string(field) == ".min.";
+                dim = std::stoi(var.substr(prefix.size()));
+                return true;
+            }
+        }
+        return false;
+    }
+
+    Expr from_param(const std::string &var, const Parameter &p) {
+        if (!p.is_buffer()) {
+            if (!p.estimate().defined()) throw UnsupportedPipeline("parameter '" + p.name() + "' has no estimate");
+            return cast(Int(32), p.estimate());
+        }
+        bool is_min = false;
+        int dim = 0;
+        if (!parse_buffer_var(var, p.name(), is_min, dim)) {
+            throw UnsupportedPipeline("the pipeline depends on '" + var + "', which has no estimate");
+        }
+        const Expr e = is_min ? p.min_constraint_estimate(dim) : p.extent_constraint_estimate(dim);
+        if (!e.defined())
+            throw UnsupportedPipeline("input '" + p.name() + "' has no estimate for dimension " + std::to_string(dim));
+        return e;
+    }
+
+    Expr from_buffer(const std::string &var, const Buffer<> &b) {
+        bool is_min = false;
+        int dim = 0;
+        if (!parse_buffer_var(var, b.name(), is_min, dim)) {
+            throw UnsupportedPipeline("the pipeline depends on '" + var + "'");
+        }
+        return is_min ? b.dim(dim).min() : b.dim(dim).extent();
+    }
+};
+
+Expr with_estimates(const Expr &e) { return e.defined() ? simplify(SubstituteEstimates().mutate(e)) : e; }
+
+int64_t const_int(const Expr &e, const std::string &what) {
+    const Expr s = simplify(e);
+    if (const int64_t *v = as_const_int(s)) return *v;
+    if (const uint64_t *u = as_const_uint(s)) return int64_t(*u);
+    throw UnsupportedPipeline(what + " is not a constant under the estimates: " + expr_text(s));
+}
+
+// ---- symbolic bounds ----
+
+struct Affine {
+    std::vector<int64_t> coeffs;
+    int64_t constant = 0;
+};
+
+int symbol_index(const std::vector<std::string> &symbols, const std::string &name) {
+    for (size_t i = 0; i < symbols.size(); i++) {
+        if (symbols[i] == name) return int(i);
+    }
+    return -1;
+}
+
+std::optional<Affine> affine_of(const Expr &e, const std::vector<std::string> &symbols) {
+    Affine a;
+    a.coeffs.assign(symbols.size(), 0);
+    if (const int64_t *v = as_const_int(e)) {
+        a.constant = *v;
+        return a;
+    }
+    if (const auto *var = e.as<Variable>()) {
+        const int i = symbol_index(symbols, var->name);
+        if (i < 0) return std::nullopt;
+        a.coeffs[size_t(i)] = 1;
+        return a;
+    }
+    auto combine = [&](const Expr &x, const Expr &y, int64_t sign) -> std::optional<Affine> {
+        auto ax = affine_of(x, symbols), ay = affine_of(y, symbols);
+        if (!ax || !ay) return std::nullopt;
+        for (size_t i = 0; i < symbols.size(); i++) ax->coeffs[i] += sign * ay->coeffs[i];
+        ax->constant += sign * ay->constant;
+        return ax;
+    };
+    if (const auto *add = e.as<Add>()) return combine(add->a, add->b, 1);
+    if (const auto *sub = e.as<Sub>()) return combine(sub->a, sub->b, -1);
+    if (const auto *mul = e.as<Mul>()) {
+        for (auto [k, x] : {std::pair(mul->a, mul->b), std::pair(mul->b, mul->a)}) {
+            if (const int64_t *c = as_const_int(k)) {
+                auto ax = affine_of(x, symbols);
+                if (!ax) return std::nullopt;
+                for (int64_t &co : ax->coeffs) co *= *c;
+                ax->constant *= *c;
+                return ax;
+            }
+        }
+    }
+    if (const auto *c = e.as<Cast>()) {
+        if (c->type.is_int() && c->type.bits() >= 32 && c->value.type().is_int()) return affine_of(c->value, symbols);
+    }
+    return std::nullopt;
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+    if (b == 0) return 0; // Halide defines x / 0 as 0
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+
+int64_t floor_mod(int64_t a, int64_t b) { return b == 0 ? 0 : a - floor_div(a, b) * b; }
+
+// Walks an integer expression over the symbols; throws on anything else.
+int64_t eval_expr(const Expr &e, const std::vector<std::string> &symbols, const std::vector<int64_t> &values,
+                  std::vector<std::pair<std::string, int64_t>> &lets) {
+    auto ev = [&](const Expr &x) { return eval_expr(x, symbols, values, lets); };
+    if (const int64_t *v = as_const_int(e)) return *v;
+    if (const uint64_t *u = as_const_uint(e)) return int64_t(*u);
+    if (const auto *var = e.as<Variable>()) {
+        for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+            if (it->first == var->name) return it->second;
+        }
+        const int i = symbol_index(symbols, var->name);
+        if (i < 0) throw UnsupportedPipeline("a region depends on '" + var->name + "'");
+        return values[size_t(i)];
+    }
+    if (const auto *op = e.as<Add>()) return ev(op->a) + ev(op->b);
+    if (const auto *op = e.as<Sub>()) return ev(op->a) - ev(op->b);
+    if (const auto *op = e.as<Mul>()) return ev(op->a) * ev(op->b);
+    if (const auto *op = e.as<Div>()) return floor_div(ev(op->a), ev(op->b));
+    if (const auto *op = e.as<Mod>()) return floor_mod(ev(op->a), ev(op->b));
+    if (const auto *op = e.as<Min>()) return std::min(ev(op->a), ev(op->b));
+    if (const auto *op = e.as<Max>()) return std::max(ev(op->a), ev(op->b));
+    if (const auto *op = e.as<Select>()) return ev(op->condition) ? ev(op->true_value) : ev(op->false_value);
+    if (const auto *op = e.as<EQ>()) return ev(op->a) == ev(op->b);
+    if (const auto *op = e.as<NE>()) return ev(op->a) != ev(op->b);
+    if (const auto *op = e.as<LT>()) return ev(op->a) < ev(op->b);
+    if (const auto *op = e.as<LE>()) return ev(op->a) <= ev(op->b);
+    if (const auto *op = e.as<GT>()) return ev(op->a) > ev(op->b);
+    if (const auto *op = e.as<GE>()) return ev(op->a) >= ev(op->b);
+    if (const auto *op = e.as<And>()) return ev(op->a) && ev(op->b);
+    if (const auto *op = e.as<Or>()) return ev(op->a) || ev(op->b);
+    if (const auto *op = e.as<Not>()) return !ev(op->a);
+    if (const auto *op = e.as<Cast>()) {
+        if (op->type.is_int_or_uint()) return ev(op->value);
+    }
+    if (const auto *op = e.as<Let>()) {
+        lets.emplace_back(op->name, ev(op->value));
+        const int64_t r = ev(op->body);
+        lets.pop_back();
+        return r;
+    }
+    throw UnsupportedPipeline("cannot evaluate region bound " + expr_text(e));
+}
+
+// ---- derivatives (Jacobian entries) ----
+
+JacobianEntry derivative(const Expr &e, const std::string &var) {
+    if (!expr_uses_var(e, var)) return Rational{0, 1};
+    if (const auto *v = e.as<Variable>()) return Rational{v->name == var ? 1 : 0, 1};
+    auto add = [](JacobianEntry a, JacobianEntry b, int64_t sign) -> JacobianEntry {
+        if (!a || !b) return std::nullopt;
+        return Rational{a->num * b->den + sign * b->num * a->den, a->den * b->den};
+    };
+    if (const auto *op = e.as<Add>()) return add(derivative(op->a, var), derivative(op->b, var), 1);
+    if (const auto *op = e.as<Sub>()) return add(derivative(op->a, var), derivative(op->b, var), -1);
+    if (const auto *op = e.as<Mul>()) {
+        for (auto [k, x] : {std::pair(op->a, op->b), std::pair(op->b, op->a)}) {
+            if (const int64_t *c = as_const_int(k)) {
+                JacobianEntry d = derivative(x, var);
+                if (d) d->num *= *c;
+                return d;
+            }
+        }
+        return std::nullopt;
+    }
+    if (const auto *op = e.as<Div>()) {
+        // Integer division by a constant: the average slope (x / 2 moves half a step per step).
+        if (const int64_t *c = as_const_int(op->b)) {
+            JacobianEntry d = derivative(op->a, var);
+            if (d && *c != 0) d->den *= *c;
+            return *c != 0 ? d : std::nullopt;
+        }
+        return std::nullopt;
+    }
+    if (const auto *op = e.as<Cast>()) return derivative(op->value, var);
+    return std::nullopt; // min/max/select/calls of the loop variable: not affine
+}
+
+Rational reduced(Rational r) {
+    const int64_t g = std::gcd(r.num, r.den);
+    if (g > 1) r.num /= g, r.den /= g;
+    if (r.den < 0) r.num = -r.num, r.den = -r.den;
+    return r;
+}
+
+// Every call to a Func or an input image in a definition (values, args, predicate), in order.
+class CollectCalls : public IRVisitor {
+public:
+    std::vector<const Call *> calls;
+    void collect(const Definition &def) {
+        for (const Expr &e : def.values()) e.accept(this);
+        for (const Expr &e : def.args()) e.accept(this);
+        if (def.predicate().defined()) def.predicate().accept(this);
+    }
+
+private:
+    using IRVisitor::visit;
+    void visit(const Call *op) override {
+        if (op->call_type == Call::Halide || op->call_type == Call::Image) calls.push_back(op);
+        IRVisitor::visit(op);
+    }
+};
+
+std::vector<const Call *> calls_to(const Definition &def, const std::string &name) {
+    CollectCalls c;
+    c.collect(def);
+    std::vector<const Call *> found;
+    for (const Call *call : c.calls) {
+        if (call->name == name) found.push_back(call);
+    }
+    return found;
+}
+
+std::string type_text(const Type &t) {
+    std::ostringstream o;
+    o << t;
+    return o.str();
+}
+
+} // namespace
+
+// ---- SymbolicBound ----
+
+SymbolicBound::SymbolicBound(const Expr &e, const std::vector<std::string> &symbols)
+    : expr_(simplify(e)), symbols_(symbols) {
+    if (auto a = affine_of(expr_, symbols)) {
+        affine_ = true;
+        coeffs_ = std::move(a->coeffs);
+        constant_ = a->constant;
+    } else {
+        // Fail now, not in the middle of a search, if the expression cannot be evaluated.
+        std::vector<std::pair<std::string, int64_t>> lets;
+        eval_expr(expr_, symbols_, std::vector<int64_t>(symbols_.size(), 0), lets);
+    }
+}
+
+int64_t SymbolicBound::eval(const std::vector<int64_t> &symbols) const {
+    if (affine_) {
+        int64_t r = constant_;
+        for (size_t i = 0; i < coeffs_.size(); i++) r += coeffs_[i] * symbols[i];
+        return r;
+    }
+    std::vector<std::pair<std::string, int64_t>> lets;
+    return eval_expr(expr_, symbols_, symbols, lets);
+}
+
+std::vector<Span> Edge::required(const std::vector<Span> &consumer_loop_bounds) const {
+    std::vector<int64_t> symbols(consumer_loop_bounds.size() * 2);
+    for (size_t i = 0; i < consumer_loop_bounds.size(); i++) {
+        symbols[2 * i] = consumer_loop_bounds[i].min;
+        symbols[2 * i + 1] = consumer_loop_bounds[i].max;
+    }
+    std::vector<Span> r(region.size());
+    for (size_t d = 0; d < region.size(); d++) r[d] = {region[d].first.eval(symbols), region[d].second.eval(symbols)};
+    return r;
+}
+
+int64_t Node::bytes_per_point() const {
+    int64_t b = 0;
+    for (const Type &t : types) b += t.bytes();
+    return b;
+}
+
+int FunctionDAG::node_index(const std::string &name) const {
+    for (size_t i = 0; i < nodes.size(); i++) {
+        if (nodes[i].name == name) return int(i);
+    }
+    return -1;
+}
+
+FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
+    std::vector<Function> outputs;
+    for (const Func &f : pipeline.outputs()) outputs.push_back(f.function());
+    std::map<std::string, Function> env = build_environment(outputs);
+    const std::vector<std::string> order = topological_order(outputs, env); // producers first
+    const FuncValueBounds value_bounds = compute_function_value_bounds(order, env);
+
+    FunctionDAG dag;
+    std::set<std::string> output_names;
+    for (const Function &f : outputs) output_names.insert(f.name());
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        const Function &f = env.at(*it);
+        if (f.has_extern_definition()) throw UnsupportedPipeline("extern stage '" + f.name() + "' is not supported");
+        Node n;
+        n.name = f.name();
+        n.func = f;
+        n.is_output = output_names.count(f.name()) > 0;
+        n.dimensions = f.dimensions();
+        n.types = f.output_types();
+        dag.nodes.push_back(std::move(n));
+    }
+    // Input images, in order of first use (consumers first), after every Func.
+    for (size_t i = 0, funcs = dag.nodes.size(); i < funcs; i++) {
+        const Function &f = dag.nodes[i].func;
+        CollectCalls c;
+        c.collect(f.definition());
+        for (const Definition &u : f.updates()) c.collect(u);
+        for (const Call *op : c.calls) {
+            if (op->call_type != Call::Image || dag.node_index(op->name) >= 0) continue;
+            Node in;
+            in.name = op->name;
+            in.is_input = true;
+            in.dimensions = int(op->args.size());
+            in.types = {op->type};
+            dag.nodes.push_back(std::move(in));
+        }
+    }
+
+    // Stages, edges and Jacobians.
+    for (size_t ni = 0; ni < dag.nodes.size(); ni++) {
+        Node &node = dag.nodes[ni];
+        if (node.is_input) continue;
+        std::vector<Definition> defs{node.func.definition()};
+        for (const Definition &u : node.func.updates()) defs.push_back(u);
+        for (size_t si = 0; si < defs.size(); si++) {
+            Stage st;
+            st.node = int(ni);
+            st.index = int(si);
+            st.name = si == 0 ? node.name : node.name + ".update(" + std::to_string(si - 1) + ")";
+            st.definition = defs[si];
+            const StageSchedule &sched = defs[si].schedule();
+            for (const Dim &d : sched.dims()) {
+                if (d.var == Var::outermost().name()) continue;
+                Loop l;
+                l.var = d.var;
+                l.is_rvar = d.is_rvar();
+                l.is_pure = d.is_pure();
+                if (l.is_rvar) {
+                    for (const ReductionVariable &rv : sched.rvars()) {
+                        if (rv.var == d.var)
+                            l.rvar_min = with_estimates(rv.min), l.rvar_extent = with_estimates(rv.extent);
+                    }
+                }
+                st.loops.push_back(l);
+            }
+            // Symbolic loop bounds: symbol 2i = loop i's min, 2i+1 its max.
+            std::vector<std::string> symbols;
+            Scope<Interval> scope;
+            for (const Loop &l : st.loops) {
+                symbols.push_back("sf$" + l.var + ".min");
+                symbols.push_back("sf$" + l.var + ".max");
+                scope.push(l.var, Interval(Variable::make(Int(32), symbols[symbols.size() - 2]),
+                                           Variable::make(Int(32), symbols.back())));
+            }
+            std::map<std::string, Box> boxes;
+            auto require = [&](const Expr &e) {
+                if (!e.defined()) return;
+                for (const auto &[name, box] : boxes_required(with_estimates(e), scope, value_bounds)) {
+                    auto [it, fresh] = boxes.emplace(name, box);
+                    if (!fresh) it->second = box_union(it->second, box);
+                }
+            };
+            for (const Expr &e : defs[si].values()) require(e);
+            for (const Expr &e : defs[si].args()) require(e);
+            require(defs[si].predicate());
+            for (const auto &[name, box] : boxes) {
+                const int producer = dag.node_index(name);
+                if (producer < 0) continue; // not a Func or image of this pipeline
+                std::vector<Jacobian> jacobians;
+                for (const Call *call : calls_to(defs[si], name)) {
+                    Jacobian j;
+                    for (const Expr &arg : call->args) {
+                        std::vector<JacobianEntry> row;
+                        for (const Loop &l : st.loops) {
+                            JacobianEntry d = derivative(with_estimates(arg), l.var);
+                            row.push_back(d ? JacobianEntry(reduced(*d)) : std::nullopt);
+                        }
+                        j.entries.push_back(std::move(row));
+                    }
+                    jacobians.push_back(std::move(j));
+                }
+                if (producer == int(ni)) {
+                    st.self_calls = std::move(jacobians);
+                    continue;
+                }
+                Edge e;
+                e.producer = producer;
+                e.consumer_node = int(ni);
+                e.consumer_stage = int(si);
+                e.calls = int(jacobians.size());
+                e.jacobians = std::move(jacobians);
+                for (size_t d = 0; d < box.size(); d++) {
+                    const Interval &iv = box[d];
+                    if (!iv.is_bounded()) {
+                        throw UnsupportedPipeline("the region of '" + name + "' needed by " + st.name +
+                                                  " is unbounded in dimension " + std::to_string(d));
+                    }
+                    e.region.emplace_back(SymbolicBound(iv.min, symbols), SymbolicBound(iv.max, symbols));
+                }
+                st.incoming_edges.push_back(int(dag.edges.size()));
+                dag.nodes[size_t(producer)].outgoing_edges.push_back(int(dag.edges.size()));
+                dag.edges.push_back(std::move(e));
+            }
+            node.stages.push_back(std::move(st));
+        }
+    }
+
+    // Concrete regions at root, consumers first: outputs from their estimates, every other
+    // node the union of what its consumers' stages need.
+    std::vector<std::vector<Span>> needed(dag.nodes.size());
+    for (size_t ni = 0; ni < dag.nodes.size(); ni++) {
+        Node &node = dag.nodes[ni];
+        if (node.is_output) {
+            const std::vector<Bound> &est = node.func.schedule().estimates();
+            for (const std::string &arg : node.func.args()) {
+                auto b = std::find_if(est.begin(), est.end(), [&](const Bound &x) { return x.var == arg; });
+                if (b == est.end() || !b->min.defined() || !b->extent.defined()) {
+                    throw UnsupportedPipeline("output '" + node.name + "' has no estimate for '" + arg + "'");
+                }
+                const int64_t mn = const_int(with_estimates(b->min), "an output estimate");
+                node.region_at_root.push_back(
+                    {mn, mn + const_int(with_estimates(b->extent), "an output estimate") - 1});
+            }
+        } else if (needed[ni].empty()) {
+            throw UnsupportedPipeline("'" + node.name + "' is not used by the output");
+        } else {
+            node.region_at_root = needed[ni];
+        }
+        for (Stage &st : node.stages) {
+            const std::vector<std::string> args = node.func.args();
+            for (const Loop &l : st.loops) {
+                if (l.is_rvar) {
+                    const int64_t mn = const_int(l.rvar_min, "the minimum of " + l.var);
+                    st.loop_bounds_at_root.push_back({mn, mn + const_int(l.rvar_extent, "the extent of " + l.var) - 1});
+                    continue;
+                }
+                const auto a = std::find(args.begin(), args.end(), l.var);
+                if (a == args.end()) throw UnsupportedPipeline(st.name + ": loop '" + l.var + "' is not a pure var");
+                st.loop_bounds_at_root.push_back(node.region_at_root[size_t(a - args.begin())]);
+            }
+            for (int ei : st.incoming_edges) {
+                const Edge &e = dag.edges[size_t(ei)];
+                const std::vector<Span> r = e.required(st.loop_bounds_at_root);
+                std::vector<Span> &acc = needed[size_t(e.producer)];
+                if (acc.empty()) {
+                    acc = r;
+                } else {
+                    for (size_t d = 0; d < r.size(); d++) {
+                        acc[d].min = std::min(acc[d].min, r[d].min);
+                        acc[d].max = std::max(acc[d].max, r[d].max);
+                    }
+                }
+            }
+        }
+    }
+    return dag;
+}
+
+std::string FunctionDAG::describe() const {
+    std::ostringstream o;
+    auto spans = [&](const std::vector<Span> &s) {
+        std::string t;
+        for (const Span &x : s) t += "[" + std::to_string(x.min) + ", " + std::to_string(x.max) + "]";
+        return t;
+    };
+    for (size_t ni = 0; ni < nodes.size(); ni++) {
+        const Node &n = nodes[ni];
+        o << "node " << ni << " " << n.name << (n.is_input ? " (input)" : "") << (n.is_output ? " (output)" : "") << " "
+          << type_text(n.types[0]) << " region " << spans(n.region_at_root) << "\n";
+        for (const Stage &st : n.stages) {
+            o << "  stage " << st.name << " loops";
+            for (size_t i = 0; i < st.loops.size(); i++) {
+                o << " " << st.loops[i].var << (st.loops[i].is_rvar ? "(r)" : "") << spans({st.loop_bounds_at_root[i]});
+            }
+            o << "\n";
+            for (int ei : st.incoming_edges) {
+                const Edge &e = edges[size_t(ei)];
+                o << "    <- " << nodes[size_t(e.producer)].name << " x" << e.calls << " region";
+                for (const auto &[mn, mx] : e.region) o << " [" << mn.expr() << ", " << mx.expr() << "]";
+                o << "\n";
+                for (const Jacobian &j : e.jacobians) {
+                    o << "       jacobian";
+                    for (const auto &row : j.entries) {
+                        o << " (";
+                        for (size_t l = 0; l < row.size(); l++) {
+                            o << (l ? " " : "");
+                            if (!row[l]) {
+                                o << "?";
+                            } else {
+                                o << row[l]->num;
+                                if (row[l]->den != 1) o << "/" << row[l]->den;
+                            }
+                        }
+                        o << ")";
+                    }
+                    o << "\n";
+                }
+            }
+        }
+    }
+    return o.str();
+}
+
+} // namespace schedforge::featurize

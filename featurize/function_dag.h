@@ -1,0 +1,129 @@
+// FunctionDAG: the algorithm of a Halide pipeline as the search and the featurizer see it.
+//
+// Key types:
+//   FunctionDAG  build(pipeline) extracts it; nodes are listed consumers first (the output is
+//                node 0, inputs last), the order the search schedules them in.
+//   Node         one Func, or one input image (is_input); its stages and its region at root.
+//   Stage        the pure definition (index 0) or an update; its loops, innermost first.
+//   Edge         producer node -> consumer stage: the region of the producer that the stage
+//                needs, as a function of the stage's loop bounds (SymbolicBound, from Halide's
+//                bounds inference, evaluated in nanoseconds for concrete bounds), and the
+//                Jacobian of every call site (how each producer coordinate moves per step of
+//                each consumer loop; exact rationals where the access is affine).
+//
+// Estimates: the output's estimates and the input images' and scalar params' estimates are
+// required (as for Halide's own autoschedulers); a missing one is an UnsupportedPipeline error.
+#pragma once
+
+#include <Halide.h>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace schedforge::featurize {
+
+// The pipeline cannot be modelled (missing estimates, extern stages, tuples of mixed shape...).
+class UnsupportedPipeline : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// A closed integer interval [min, max].
+struct Span {
+    int64_t min = 0, max = -1;
+    int64_t extent() const { return max - min + 1; }
+    bool operator==(const Span &o) const { return min == o.min && max == o.max; }
+};
+
+// An integer expression over a stage's loop bounds: symbol 2*i is loop i's min, 2*i+1 its max.
+// Affine bounds (the common case) evaluate as a dot product; the rest by walking the simplified
+// Halide expression.
+class SymbolicBound {
+public:
+    SymbolicBound() = default;
+    SymbolicBound(const Halide::Expr &e, const std::vector<std::string> &symbols);
+    int64_t eval(const std::vector<int64_t> &symbols) const;
+    bool is_affine() const { return affine_; }
+    const Halide::Expr &expr() const { return expr_; }
+
+private:
+    Halide::Expr expr_;
+    std::vector<std::string> symbols_;
+    bool affine_ = false;
+    std::vector<int64_t> coeffs_; // per symbol, when affine
+    int64_t constant_ = 0;
+};
+
+// d(producer coordinate) / d(consumer loop variable): an exact rational, or unknown (the
+// access is not affine in that loop, e.g. a data-dependent gather).
+struct Rational {
+    int64_t num = 0, den = 1;
+    bool operator==(const Rational &o) const { return num * o.den == o.num * den; }
+    double value() const { return double(num) / double(den); }
+};
+using JacobianEntry = std::optional<Rational>;
+
+// One call site: jacobian[p][l] for producer dimension p and consumer loop l.
+struct Jacobian {
+    std::vector<std::vector<JacobianEntry>> entries;
+    size_t producer_dims() const { return entries.size(); }
+    size_t consumer_loops() const { return entries.empty() ? 0 : entries[0].size(); }
+};
+
+struct Loop {
+    std::string var;                    // the loop variable's name in the definition
+    bool is_rvar = false;               // from a reduction domain
+    bool is_pure = true;                // iterations may run in any order
+    Halide::Expr rvar_min, rvar_extent; // RVars only, estimates substituted
+};
+
+struct Edge;
+
+struct Stage {
+    int node = -1, index = 0; // index 0: pure definition; k: update k - 1
+    std::string name;         // "f" or "f.update(0)"
+    std::vector<Loop> loops;  // innermost first
+    std::vector<int> incoming_edges;
+    std::vector<Span> loop_bounds_at_root; // per loop, when the node is computed at root
+    Halide::Internal::Definition definition;
+    std::vector<Jacobian> self_calls; // an update reading its own Func, per call site
+};
+
+struct Node {
+    std::string name;
+    bool is_input = false, is_output = false;
+    int dimensions = 0;
+    std::vector<Halide::Type> types; // one per tuple element
+    std::vector<Stage> stages;       // empty for inputs
+    std::vector<int> outgoing_edges;
+    std::vector<Span> region_at_root; // per dimension: what the consumers need (estimates)
+    Halide::Internal::Function func;  // undefined for inputs
+    int64_t bytes_per_point() const;
+};
+
+struct Edge {
+    int producer = -1, consumer_node = -1, consumer_stage = -1;
+    int calls = 0; // call sites in the consumer stage
+    // Per producer dimension, the required [min, max] over all call sites.
+    std::vector<std::pair<SymbolicBound, SymbolicBound>> region;
+    std::vector<Jacobian> jacobians; // per call site
+    // The producer region needed for concrete consumer loop bounds (innermost first).
+    std::vector<Span> required(const std::vector<Span> &consumer_loop_bounds) const;
+};
+
+class FunctionDAG {
+public:
+    // Throws UnsupportedPipeline where the pipeline cannot be modelled.
+    static FunctionDAG build(const Halide::Pipeline &pipeline);
+
+    std::vector<Node> nodes; // consumers before producers: outputs first, inputs last
+    std::vector<Edge> edges;
+
+    int node_index(const std::string &name) const; // -1 if absent
+    std::string describe() const;                  // a readable dump, for debugging and golden tests
+};
+
+} // namespace schedforge::featurize
