@@ -53,18 +53,17 @@ public:
         // Guarded vectors: rounding a pass up would read the input beyond its edge.
         const TailStrategy guard = TailStrategy::GuardWithIf;
         Var xo("xo"), xi("xi"), t("t");
-        up_.compute_root()
-            .split(x_, xo, xi, strip, guard)
-            .reorder(xi, y_, xo, c_)
-            .fuse(xo, c_, t)
-            .parallel(t)
-            .vectorize(xi, vec);
-        up_.update()
-            .split(x_, xo, xi, strip, guard)
-            .reorder(xi, ry_, xo, c_)
-            .fuse(xo, c_, t)
-            .parallel(t)
-            .vectorize(xi, vec);
+        // Both stages of the upward pass walk their strips down the rows (y, or ry for the update).
+        auto strips = [&](Stage stage, VarOrRVar rows) {
+            stage.split(x_, xo, xi, strip, guard)
+                .reorder(xi, rows, xo, c_)
+                .fuse(xo, c_, t)
+                .parallel(t)
+                .vectorize(xi, vec);
+        };
+        up_.compute_root();
+        strips(up_, y_);
+        strips(up_.update(), ry_);
         down_.compute_at(up_, t).vectorize(x_, vec, guard);
         down_.update().vectorize(x_, vec, guard);
         out_.reorder(x_, c_, y_).parallel(y_, 8).vectorize(x_, vec);
