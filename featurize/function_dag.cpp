@@ -405,10 +405,11 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 std::vector<Jacobian> jacobians;
                 for (const Call *call : calls_to(defs[si], name)) {
                     Jacobian j;
-                    for (const Expr &arg : call->args) {
+                    for (const Expr &call_arg : call->args) {
+                        const Expr arg = with_estimates(call_arg);
                         std::vector<JacobianEntry> row;
                         for (const Loop &l : st.loops) {
-                            JacobianEntry d = derivative(with_estimates(arg), l.var);
+                            JacobianEntry d = derivative(arg, l.var);
                             row.push_back(d ? JacobianEntry(reduced(*d)) : std::nullopt);
                         }
                         j.entries.push_back(std::move(row));

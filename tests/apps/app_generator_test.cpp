@@ -2,7 +2,7 @@
 // schedule, a plugin can schedule an app instead, and CMake's ahead-of-time build of one app
 // runs under RunGen.
 #include "apps/app.h"
-#include "tests/support/process.h"
+#include "tests/support/commands.h"
 
 #include <gtest/gtest.h>
 
@@ -10,11 +10,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace schedforge::testing;
-
-std::string app_generator(const fs::path &out, const std::string &params,
-                          const std::string &emit = "static_library,h,stmt") {
-    return std::string(APP_GENERATOR) + " -g app -o " + out.string() + " -e " + emit + " target=host " + params;
-}
 
 class AppGenerator : public ::testing::TestWithParam<std::string> {};
 

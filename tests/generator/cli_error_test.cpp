@@ -94,7 +94,7 @@ TEST(CompareSchedulersErrors, UnknownSchedulerOrBaseline) {
 TEST(AppGeneratorErrors, UnknownAppExitsTwoNamingTheApps) {
     const fs::path dir = scratch("app_gen_bad");
     fs::create_directories(dir);
-    const Result r = run(std::string(APP_GENERATOR) + " -g app -o " + dir.string() + " target=host app=no_such_app");
+    const Result r = run(app_generator(dir, "app=no_such_app"));
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_EQ(count_lines(r.err), 1) << r.err;
     EXPECT_NE(r.err.find("unknown app 'no_such_app'"), std::string::npos) << r.err;

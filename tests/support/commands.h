@@ -1,6 +1,5 @@
 // Command lines for the project's programs, for tests that run them as a user does. The test
-// target defines GENERATE_PIPELINES, COMPARE_SCHEDULERS and RANDOM_PIPELINE_GENERATOR as the
-// programs' paths.
+// target defines the programs' paths (SCHEDFORGE_PROGRAM_PATHS in tests/CMakeLists.txt).
 #pragma once
 
 #include "tests/support/process.h"
@@ -17,6 +16,12 @@ inline std::string compare_schedulers(const std::string &args) { return std::str
 inline std::string generator(const fs::path &out, const std::string &params) {
     return std::string(RANDOM_PIPELINE_GENERATOR) + " -g random_pipeline -o " + out.string() +
            " -e static_library,h,stmt target=host " + params;
+}
+
+// The `app` Generator building app NAME (in `params` as app=NAME) into `out`.
+inline std::string app_generator(const fs::path &out, const std::string &params,
+                                 const std::string &emit = "static_library,h,stmt") {
+    return std::string(APP_GENERATOR) + " -g app -o " + out.string() + " -e " + emit + " target=host " + params;
 }
 
 } // namespace schedforge::testing
