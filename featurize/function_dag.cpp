@@ -16,12 +16,6 @@ namespace {
 using namespace Halide;
 using namespace Halide::Internal;
 
-std::string expr_text(const Expr &e) {
-    std::ostringstream o;
-    o << e;
-    return o.str();
-}
-
 // ---- estimates ----
 
 // Replaces parameter-derived variables (buffer mins and extents, scalar params) with their
@@ -301,6 +295,12 @@ std::vector<Span> Edge::required(const std::vector<Span> &consumer_loop_bounds) 
     return r;
 }
 
+std::string expr_text(const Halide::Expr &e) {
+    std::ostringstream o;
+    o << e;
+    return o.str();
+}
+
 int64_t Node::bytes_per_point() const {
     int64_t b = 0;
     for (const Type &t : types) b += t.bytes();
@@ -465,7 +465,7 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
         }
         for (Stage &st : node.stages) {
             const std::vector<std::string> args = node.func.args();
-            for (const Loop &l : st.loops) {
+            for (Loop &l : st.loops) {
                 if (l.is_rvar) {
                     const int64_t mn = const_int(l.rvar_min, "the minimum of " + l.var);
                     st.loop_bounds_at_root.push_back({mn, mn + const_int(l.rvar_extent, "the extent of " + l.var) - 1});
@@ -473,7 +473,8 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 }
                 const auto a = std::find(args.begin(), args.end(), l.var);
                 if (a == args.end()) throw UnsupportedPipeline(st.name + ": loop '" + l.var + "' is not a pure var");
-                st.loop_bounds_at_root.push_back(node.region_at_root[size_t(a - args.begin())]);
+                l.dim = int(a - args.begin());
+                st.loop_bounds_at_root.push_back(node.region_at_root[size_t(l.dim)]);
             }
             for (int ei : st.incoming_edges) {
                 const Edge &e = dag.edges[size_t(ei)];

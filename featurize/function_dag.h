@@ -77,6 +77,7 @@ struct Loop {
     std::string var;                    // the loop variable's name in the definition
     bool is_rvar = false;               // from a reduction domain
     bool is_pure = true;                // iterations may run in any order
+    int dim = -1;                       // pure loops: the Func dimension they iterate over
     Halide::Expr rvar_min, rvar_extent; // RVars only, estimates substituted
 };
 
@@ -113,6 +114,9 @@ struct Edge {
     // The producer region needed for concrete consumer loop bounds (innermost first).
     std::vector<Span> required(const std::vector<Span> &consumer_loop_bounds) const;
 };
+
+// An expression as Halide prints it (for error messages and dumps).
+std::string expr_text(const Halide::Expr &e);
 
 class FunctionDAG {
 public:

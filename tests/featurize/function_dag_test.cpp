@@ -2,6 +2,7 @@
 // every app of the suite, and on bad input (missing estimates).
 #include "apps/app.h"
 #include "featurize/function_dag.h"
+#include "tests/featurize/fixtures.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +11,7 @@ namespace {
 
 using namespace Halide;
 
-// Halide makes Func names unique per process ("blur_x$2"); tests name Funcs by what they wrote.
-std::string base(const std::string &name) { return name.substr(0, name.find('$')); }
+using testing::base;
 
 const Node &node(const FunctionDAG &dag, const std::string &name) {
     for (const Node &n : dag.nodes) {
@@ -44,18 +44,7 @@ std::vector<std::vector<double>> values(const Jacobian &j) {
     return v;
 }
 
-// A separable 3x3 blur: in (100x80) -> blur_x -> blur_y (estimated 64x48).
-struct Blur {
-    ImageParam in{UInt(16), 2, "in"};
-    Var x{"x"}, y{"y"};
-    Func bx{"blur_x"}, by{"blur_y"};
-    Blur() {
-        bx(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
-        by(x, y) = bx(x, y - 1) + bx(x, y) + bx(x, y + 1);
-        in.set_estimates({{0, 100}, {0, 80}});
-        by.set_estimates({{0, 64}, {0, 48}});
-    }
-};
+using Blur = testing::BlurPipeline;
 
 TEST(FunctionDAG, BlurNodesConsumersFirstWithRegionsAtRoot) {
     Blur b;

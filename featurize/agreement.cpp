@@ -1,0 +1,116 @@
+#include "featurize/agreement.h"
+
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+
+namespace schedforge::featurize {
+
+namespace {
+
+// The features the oracle measures, and where it measures them.
+struct Compared {
+    const char *name;
+    double ScheduleFeatures::*predicted;
+    bool per_func; // measured per Func (compared on stage 0) rather than per stage
+};
+const Compared kCompared[] = {
+    {"num_realizations", &ScheduleFeatures::num_realizations, true},
+    {"num_productions", &ScheduleFeatures::num_productions, true},
+    {"points_computed_total", &ScheduleFeatures::points_computed_total, false},
+    {"inner_parallelism", &ScheduleFeatures::inner_parallelism, false},
+    {"outer_parallelism", &ScheduleFeatures::outer_parallelism, true},
+    {"vector_size", &ScheduleFeatures::vector_size, false},
+    {"bytes_at_realization", &ScheduleFeatures::bytes_at_realization, true},
+};
+
+// The oracle's value of feature i, or nothing where it could not measure it.
+std::optional<double> measured_value(size_t i, const LoweredFuncStats &f, const LoweredStageStats &s) {
+    const std::string name = kCompared[i].name;
+    if (kCompared[i].per_func ? !f.known(name) : !s.known(name)) return std::nullopt;
+    switch (i) {
+    case 0: return double(f.num_realizations);
+    case 1: return double(f.num_productions);
+    case 2: return double(s.points_computed_total);
+    case 3: return double(s.inner_parallelism);
+    case 4: return double(f.outer_parallelism);
+    case 5: return s.vector_size > 0 ? std::optional<double>(double(s.vector_size)) : std::nullopt;
+    default: return double(f.bytes_at_realization);
+    }
+}
+
+} // namespace
+
+AgreementReport::AgreementReport(double tol) : tolerance(tol) {
+    for (const Compared &c : kCompared) {
+        FeatureAgreement a;
+        a.feature = c.name;
+        features.push_back(a);
+    }
+}
+
+const FeatureAgreement &AgreementReport::feature(const std::string &name) const {
+    for (const FeatureAgreement &f : features) {
+        if (f.feature == name) return f;
+    }
+    throw std::out_of_range("no compared feature " + name);
+}
+
+bool has_loop_tails(const FunctionDAG &dag, const LoopNest &nest) {
+    LoopNestBounds b(dag, nest);
+    for (size_t i = 0; i < dag.nodes.size(); i++) {
+        if (dag.nodes[i].is_input || !nest.scheduled(int(i)) || nest.inlined(int(i))) continue;
+        for (size_t s = 0; s < dag.nodes[i].stages.size(); s++) {
+            const StageTiling &t = nest.funcs[i].stages[s];
+            const std::vector<Span> bounds = b.production_bounds({int(i), int(s)});
+            for (size_t l = 0; l < bounds.size(); l++) {
+                int64_t outer = bounds[l].extent();
+                for (const auto &tile : t.tiles) {
+                    const int64_t inner = std::min(outer, tile[l]);
+                    if (outer % inner) return true;
+                    outer = inner;
+                }
+                if (int(l) == t.vector_loop && outer % t.vector_width) return true;
+            }
+        }
+    }
+    return false;
+}
+
+void AgreementReport::add(const FunctionDAG &dag, const LoopNest &nest, const std::vector<StageFeatures> &predicted,
+                          const LoweredStats &measured, const std::string &label) {
+    schedules++;
+    const bool tails = has_loop_tails(dag, nest);
+    for (const StageFeatures &sf : predicted) {
+        if (!sf.scheduled || nest.inlined(sf.node)) continue;
+        stages++;
+        const Node &n = dag.nodes[size_t(sf.node)];
+        const LoweredFuncStats &f = measured.func(n.name);
+        const LoweredStageStats &s = measured.stage(n.name, sf.stage);
+        for (size_t i = 0; i < features.size(); i++) {
+            if (kCompared[i].per_func && sf.stage != 0) continue;
+            const std::optional<double> m = measured_value(i, f, s);
+            if (!m) {
+                unknown++;
+                continue;
+            }
+            const double p = sf.features.*kCompared[i].predicted;
+            FeatureAgreement &a = features[i];
+            a.compared++;
+            const double ratio = *m == 0 ? (p == 0 ? 1 : INFINITY) : p / *m;
+            if (std::abs(ratio - 1) <= tolerance) a.within++;
+            if (p == *m) a.exact++;
+            if (!tails) {
+                a.compared_without_tails++;
+                a.exact_without_tails += p == *m ? 1 : 0;
+            }
+            if (std::abs(std::log(ratio)) > std::abs(std::log(a.worst_ratio))) {
+                a.worst_ratio = ratio;
+                a.worst_example = label + " " + dag.nodes[size_t(sf.node)].stages[size_t(sf.stage)].name +
+                                  ": predicted " + std::to_string(p) + ", measured " + std::to_string(*m);
+            }
+        }
+    }
+}
+
+} // namespace schedforge::featurize

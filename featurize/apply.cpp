@@ -1,0 +1,256 @@
+#include "featurize/apply.h"
+
+#include <Halide.h>
+
+#include <cctype>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace schedforge::featurize {
+
+namespace {
+
+using VarName = Directive::VarName;
+
+// The loops of one stage after splitting, per tiling level (innermost first within a level).
+struct StageLoops {
+    std::vector<std::vector<VarName>> levels;
+    // The innermost loop of level k, where a Func computed at level k goes: the nearest
+    // non-empty level at or outside k (their extra iterations are 1), else the outermost.
+    VarName site_var(int k) const {
+        for (; k >= 0; k--) {
+            if (!levels[size_t(k)].empty()) return levels[size_t(k)].front();
+        }
+        return {Halide::Var::outermost().name(), false};
+    }
+};
+
+StageLoops tile_stage(const FunctionDAG &dag, const LoopNest &nest, LoopNestBounds &bounds, StageRef s,
+                      std::vector<Directive> &out) {
+    const Stage &st = dag.nodes[size_t(s.node)].stages[size_t(s.stage)];
+    const StageTiling &t = nest.funcs[size_t(s.node)].stages[size_t(s.stage)];
+    const int last = t.levels() - 1;
+    // Halide 14 only finds compute_at loops given without a stage index, by name: every new
+    // loop of an update gets a name of its own.
+    const std::string suffix = s.stage == 0 ? "" : "_s" + std::to_string(s.stage);
+    const bool guard = guards_tails(dag, nest, s);
+    const bool unroll = unrolls(dag, nest, s);
+    StageLoops loops;
+    loops.levels.resize(size_t(t.levels()));
+    std::vector<std::vector<VarName>> pure(size_t(t.levels())); // rvars go first in each level
+    VarName lane;
+    for (size_t l = 0; l < st.loops.size(); l++) {
+        const Loop &loop = st.loops[l];
+        if (loop.is_rvar) {
+            int level = last;
+            for (int k = 0; k < last; k++) {
+                if (t.tiles[size_t(k)][l] == 1) {
+                    level = k;
+                    break;
+                }
+            }
+            loops.levels[size_t(level)].push_back({loop.var, true});
+            continue;
+        }
+        VarName current{loop.var, false};
+        int level = last; // where `current` runs
+        for (int k = 0; k < last; k++) {
+            if (t.tiles[size_t(k)][l] == 1) {
+                // Tiles one wide: the loop itself runs at this level, unsplit (Halide 14
+                // mis-bounds guarded splits by 1 over clamped regions).
+                level = k;
+                break;
+            }
+            // Unrolled loops need a constant extent: the last split makes one even when it
+            // has a single iteration.
+            if (bounds.trips(s, k, int(l)) == 1 && !(unroll && k == last - 1)) continue;
+            const VarName outer{loop.var + suffix + "_" + std::to_string(k), false};
+            const VarName inner{loop.var + suffix + "_t" + std::to_string(k), false};
+            out.push_back({Directive::Split, s, {current, outer, inner}, t.tiles[size_t(k)][l], guard, {}});
+            pure[size_t(k)].push_back(outer);
+            current = inner;
+        }
+        if (int(l) == t.vector_loop && t.vector_width > 1) {
+            const VarName outer{loop.var + suffix + "_p", false};
+            lane = {loop.var + suffix + "_v", false};
+            out.push_back({Directive::Split, s, {current, outer, lane}, t.vector_width, guard, {}});
+            current = outer;
+        }
+        pure[size_t(level)].push_back(current);
+    }
+    for (size_t k = 0; k < pure.size(); k++) {
+        loops.levels[k].insert(loops.levels[k].end(), pure[k].begin(), pure[k].end());
+    }
+    Directive reorder{Directive::Reorder, s, {}, 0, false, {}};
+    if (!lane.name.empty()) reorder.vars.push_back(lane);
+    for (int k = last; k >= 0; k--) {
+        reorder.vars.insert(reorder.vars.end(), loops.levels[size_t(k)].begin(), loops.levels[size_t(k)].end());
+    }
+    if (reorder.vars.size() > 1) out.push_back(reorder);
+    if (!lane.name.empty()) out.push_back({Directive::Vectorize, s, {lane}, 0, false, {}});
+    if (unroll) {
+        for (const VarName &v : pure[size_t(last)]) out.push_back({Directive::Unroll, s, {v}, 0, false, {}});
+    }
+    if (t.parallel && !pure[0].empty()) {
+        VarName fused = pure[0][0];
+        for (size_t i = 1; i < pure[0].size(); i++) {
+            const VarName next{"fused" + suffix + "_" + std::to_string(i), false};
+            out.push_back({Directive::Fuse, s, {fused, pure[0][i], next}, 0, false, {}});
+            fused = next;
+        }
+        out.push_back({Directive::Parallel, s, {fused}, 0, false, {}});
+        std::vector<VarName> &level0 = loops.levels[0];
+        level0.resize(level0.size() - pure[0].size()); // the rvars stay, innermost
+        level0.push_back(fused);
+    }
+    return loops;
+}
+
+Halide::VarOrRVar var(const VarName &v) { return Halide::VarOrRVar(v.name, v.rvar); }
+
+Halide::Stage halide_stage(const FunctionDAG &dag, StageRef s) {
+    Halide::Func f(dag.nodes[size_t(s.node)].func);
+    return s.stage == 0 ? Halide::Stage(f) : f.update(s.stage - 1);
+}
+
+Halide::LoopLevel loop_level(const FunctionDAG &dag, const Directive &d) {
+    return Halide::LoopLevel(dag.nodes[size_t(d.host.node)].func, var(d.vars[0]));
+}
+
+std::string identifier(const std::string &name) {
+    std::string id;
+    for (char c : name) id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    return id;
+}
+
+std::string var_text(const VarName &v) {
+    return v.name == Halide::Var::outermost().name() ? "Var::outermost()" : identifier(v.name);
+}
+
+std::string stage_text(const FunctionDAG &dag, StageRef s) {
+    const std::string f = identifier(dag.nodes[size_t(s.node)].name);
+    return s.stage == 0 ? f : f + ".update(" + std::to_string(s.stage - 1) + ")";
+}
+
+} // namespace
+
+std::vector<Directive> schedule_directives(const FunctionDAG &dag, const LoopNest &nest) {
+    if (!nest.complete(dag)) throw std::invalid_argument("only a complete schedule can be applied");
+    const std::string bad = nest.validate(dag);
+    if (!bad.empty()) throw std::invalid_argument("illegal schedule: " + bad);
+    LoopNestBounds bounds(dag, nest);
+    std::vector<Directive> out;
+    std::vector<std::vector<StageLoops>> loops(dag.nodes.size());
+    for (size_t i = 0; i < dag.nodes.size(); i++) {
+        if (dag.nodes[i].is_input || nest.inlined(int(i))) continue;
+        for (size_t s = 0; s < dag.nodes[i].stages.size(); s++) {
+            loops[i].push_back(tile_stage(dag, nest, bounds, {int(i), int(s)}, out));
+        }
+    }
+    for (size_t i = 0; i < dag.nodes.size(); i++) {
+        if (dag.nodes[i].is_input) continue;
+        const FuncSchedule &fs = nest.funcs[i];
+        const StageRef self{int(i), 0};
+        auto site_directive = [&](const Site &site, Directive::Kind root, Directive::Kind at) {
+            if (site.kind == Site::Root) {
+                out.push_back({root, self, {}, 0, false, {}});
+            } else {
+                const VarName v = loops[size_t(site.stage.node)][size_t(site.stage.stage)].site_var(site.level);
+                out.push_back({at, self, {v}, 0, false, site.stage});
+            }
+        };
+        if (fs.compute.kind == Site::Inline) {
+            out.push_back({Directive::ComputeInline, self, {}, 0, false, {}});
+            continue;
+        }
+        site_directive(fs.compute, Directive::ComputeRoot, Directive::ComputeAt);
+        if (fs.store != fs.compute) site_directive(fs.store, Directive::StoreRoot, Directive::StoreAt);
+    }
+    return out;
+}
+
+void apply(const FunctionDAG &dag, const LoopNest &nest) {
+    for (const Directive &d : schedule_directives(dag, nest)) {
+        Halide::Func f(dag.nodes[size_t(d.stage.node)].func);
+        Halide::Stage s = halide_stage(dag, d.stage);
+        const auto &v = d.vars;
+        switch (d.kind) {
+        case Directive::ComputeInline: f.compute_inline(); break;
+        case Directive::ComputeRoot: f.compute_root(); break;
+        case Directive::ComputeAt: f.compute_at(loop_level(dag, d)); break;
+        case Directive::StoreRoot: f.store_root(); break;
+        case Directive::StoreAt: f.store_at(loop_level(dag, d)); break;
+        case Directive::Split:
+            s.split(var(v[0]), var(v[1]), var(v[2]), int(d.factor),
+                    d.guard_tail ? Halide::TailStrategy::GuardWithIf : Halide::TailStrategy::ShiftInwards);
+            break;
+        case Directive::Reorder: {
+            std::vector<Halide::VarOrRVar> order;
+            for (const VarName &x : v) order.push_back(var(x));
+            s.reorder(order);
+            break;
+        }
+        case Directive::Fuse: s.fuse(var(v[0]), var(v[1]), var(v[2])); break;
+        case Directive::Vectorize: s.vectorize(var(v[0])); break;
+        case Directive::Parallel: s.parallel(var(v[0])); break;
+        case Directive::Unroll: s.unroll(var(v[0])); break;
+        }
+    }
+}
+
+std::string schedule_source(const FunctionDAG &dag, const LoopNest &nest) {
+    const std::vector<Directive> directives = schedule_directives(dag, nest);
+    std::ostringstream o;
+    o << "// Generated by schedforge. Paste into a Generator's schedule().\n"
+      << "using namespace Halide;\n"
+      << "Pipeline pipeline = get_pipeline();\n";
+    // Pipeline::get_func counts Funcs producers first; the DAG lists them consumers first.
+    size_t funcs = 0;
+    for (const Node &n : dag.nodes) funcs += n.is_input ? 0 : 1;
+    for (size_t i = 0; i < funcs; i++) {
+        o << "Func " << identifier(dag.nodes[i].name) << " = pipeline.get_func(" << funcs - 1 - i << ");\n";
+    }
+    std::map<std::string, bool> declared;
+    for (const Directive &d : directives) {
+        for (const VarName &v : d.vars) {
+            if (v.name != Halide::Var::outermost().name()) declared.emplace(v.name, v.rvar);
+        }
+    }
+    for (const auto &[name, rvar] : declared) {
+        o << (rvar ? "RVar " : "Var ") << identifier(name) << "(\"" << name << "\");\n";
+    }
+    for (const Directive &d : directives) {
+        std::vector<std::string> v;
+        for (const VarName &x : d.vars) v.push_back(var_text(x));
+        const std::string f = identifier(dag.nodes[size_t(d.stage.node)].name);
+        const std::string s = stage_text(dag, d.stage);
+        switch (d.kind) {
+        case Directive::ComputeInline: o << f << ".compute_inline();\n"; break;
+        case Directive::ComputeRoot: o << f << ".compute_root();\n"; break;
+        case Directive::StoreRoot: o << f << ".store_root();\n"; break;
+        case Directive::ComputeAt:
+        case Directive::StoreAt:
+            o << f << (d.kind == Directive::ComputeAt ? ".compute_at(" : ".store_at(")
+              << identifier(dag.nodes[size_t(d.host.node)].name) << ", " << v[0] << ");\n";
+            break;
+        case Directive::Split:
+            o << s << ".split(" << v[0] << ", " << v[1] << ", " << v[2] << ", " << d.factor
+              << ", TailStrategy::" << (d.guard_tail ? "GuardWithIf" : "ShiftInwards") << ");\n";
+            break;
+        case Directive::Reorder: {
+            o << s << ".reorder({";
+            for (size_t i = 0; i < v.size(); i++) o << (i ? ", " : "") << v[i];
+            o << "});\n";
+            break;
+        }
+        case Directive::Fuse: o << s << ".fuse(" << v[0] << ", " << v[1] << ", " << v[2] << ");\n"; break;
+        case Directive::Vectorize: o << s << ".vectorize(" << v[0] << ");\n"; break;
+        case Directive::Parallel: o << s << ".parallel(" << v[0] << ");\n"; break;
+        case Directive::Unroll: o << s << ".unroll(" << v[0] << ");\n"; break;
+        }
+    }
+    return o.str();
+}
+
+} // namespace schedforge::featurize

@@ -1,0 +1,57 @@
+// Apply: a complete LoopNest becomes a real Halide schedule on the pipeline's Funcs, and Halide
+// C++ source that reproduces it inside a Generator's schedule().
+//
+// Both come from one list of directives, so the text and the applied schedule cannot drift:
+// per stage, each pure loop is split once per tiling level whose loop has more than one
+// iteration (tails shifted inwards, or guarded where guards_tails() says so); the vectorized loop is split by the
+// vector width and vectorized; loops are reordered level by level (reduction loops innermost within their level); level
+// 0's pure loops are fused into one parallel loop; the point level's pure loops are unrolled on request. Then each Func
+// is inlined, computed at root, or computed and stored at the innermost loop of the host stage's tiling level.
+#pragma once
+
+#include "featurize/loop_nest.h"
+
+#include <string>
+#include <vector>
+
+namespace schedforge::featurize {
+
+struct Directive {
+    enum Kind {
+        ComputeInline,
+        ComputeRoot,
+        ComputeAt,
+        StoreRoot,
+        StoreAt,
+        Split,
+        Reorder,
+        Fuse,
+        Vectorize,
+        Parallel,
+        Unroll
+    };
+    struct VarName {
+        std::string name;
+        bool rvar = false;
+    };
+    Kind kind;
+    StageRef stage;            // the stage scheduled (stage 0 for compute/store directives)
+    std::vector<VarName> vars; // Split: old, outer, inner. Fuse: inner, outer, fused. Reorder:
+                               // innermost first. Vectorize/Parallel/Unroll: the loop.
+                               // ComputeAt/StoreAt: the host's loop.
+    int64_t factor = 0;        // Split
+    bool guard_tail = false;   // Split: GuardWithIf rather than ShiftInwards
+    StageRef host;             // ComputeAt/StoreAt
+};
+
+// The directives for a complete, legal LoopNest (throws std::invalid_argument otherwise).
+std::vector<Directive> schedule_directives(const FunctionDAG &dag, const LoopNest &nest);
+
+// Schedules the DAG's Funcs (they share their definitions with the pipeline it was built from).
+// A pipeline can be scheduled once; build a fresh one for another LoopNest.
+void apply(const FunctionDAG &dag, const LoopNest &nest);
+
+// Halide C++ for a Generator's schedule(); Funcs are fetched with get_pipeline().get_func(i).
+std::string schedule_source(const FunctionDAG &dag, const LoopNest &nest);
+
+} // namespace schedforge::featurize

@@ -1,0 +1,149 @@
+// LoopNest: a schedule for a FunctionDAG, the state the search builds and the featurizer reads.
+//
+// A schedule says, per Func, where it is computed and stored, and per stage how its loops are
+// tiled. Every stage's loops are a recursive n-dimensional tiling:
+//
+//   extents at the compute site  B            (the region its consumers need per production)
+//   level 0                      ceil(B / T0) tiles of size T0
+//   level 1                      ceil(T0 / T1) tiles of size T1, per tile of level 0
+//   ...
+//   point level (last)           the points of the innermost tile, one vector at a time along
+//                                the vectorized loop, optionally unrolled
+//
+// so `tiles` = {T0, T1, ...}; an empty list means one level over the whole region. A Func is
+// computed (and stored) inline, at root, or inside level k of a consumer stage's loops: once per
+// iteration of that level. Reduction loops (RVars) are never split; they run at the level where
+// their tile extent drops from the full extent to 1, in their original order.
+//
+// Partial states are first-class: Funcs not yet scheduled are Site::Unscheduled. The search
+// schedules consumers before producers (the DAG's node order), so an unscheduled Func's
+// consumers are always scheduled, and every scheduled Func's region is known.
+//
+// Room for GPUs: a level can later carry block/thread annotations beside `parallel`.
+#pragma once
+
+#include "featurize/function_dag.h"
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace schedforge::featurize {
+
+// A stage of the DAG: dag.nodes[node].stages[stage].
+struct StageRef {
+    int node = -1, stage = 0;
+    bool operator==(const StageRef &o) const { return node == o.node && stage == o.stage; }
+};
+
+// Where a Func is computed or stored.
+struct Site {
+    enum Kind : uint8_t { Unscheduled, Inline, Root, At };
+    Kind kind = Unscheduled;
+    StageRef stage; // At: the consumer stage whose loops contain the site
+    int level = -1; // At: once per iteration of this tiling level of that stage (0 = outermost)
+
+    static Site root() { return {Root, {}, -1}; }
+    static Site inlined() { return {Inline, {}, -1}; }
+    static Site at(StageRef s, int level) { return {At, s, level}; }
+    bool operator==(const Site &o) const {
+        return kind == o.kind && (kind != At || (stage == o.stage && level == o.level));
+    }
+    bool operator!=(const Site &o) const { return !(*this == o); }
+};
+
+struct StageTiling {
+    std::vector<std::vector<int64_t>> tiles; // tiles[k][l]: extent of loop l (innermost first) per tile of level k
+    int vector_loop = -1;                    // the point level's vectorized loop (pure), or -1
+    int vector_width = 1;
+    bool parallel = false; // Funcs at root only: level 0's pure loops fused into one parallel loop
+    bool unroll = false;   // the point level's pure loops are unrolled (the tiled only: constant extents)
+
+    int levels() const { return int(tiles.size()) + 1; } // tiling levels, the point level included
+};
+
+struct FuncSchedule {
+    Site compute, store; // store encloses compute; hoisting it further out is not legal yet (storage_error)
+    std::vector<StageTiling> stages;
+};
+
+class LoopNest {
+public:
+    LoopNest() = default;
+    explicit LoopNest(const FunctionDAG &dag) : funcs(dag.nodes.size()) {} // nothing scheduled
+
+    std::vector<FuncSchedule> funcs; // per DAG node; input images stay Unscheduled
+
+    bool scheduled(int node) const { return funcs[size_t(node)].compute.kind != Site::Unscheduled; }
+    bool inlined(int node) const { return funcs[size_t(node)].compute.kind == Site::Inline; }
+    bool complete(const FunctionDAG &dag) const; // every Func scheduled
+
+    // Whether `inner` lies within one iteration of `outer` (a site contains itself; root contains
+    // everything).
+    bool contains(const Site &outer, const Site &inner) const;
+    // The site a stage's own loops hang from: its Func's compute site.
+    const Site &compute_site(StageRef s) const { return funcs[size_t(s.node)].compute; }
+
+    // Empty when the schedule is legal for `dag` (partial states included); otherwise why not.
+    std::string validate(const FunctionDAG &dag) const;
+    // One line per Func: its sites and its stages' tilings.
+    std::string describe(const FunctionDAG &dag) const;
+};
+
+// The sites where the consumers of a producer can all see it: every stage that reads `node`
+// (through inlined Funcs) must lie within the site. Sites are listed outermost first, root first.
+std::vector<Site> legal_compute_sites(const FunctionDAG &dag, const LoopNest &nest, int node);
+bool can_inline(const FunctionDAG &dag, int node);
+// Whether a stage's split tails are guarded (GuardWithIf: each point once) rather than shifted
+// inwards (ShiftInwards: whole tiles that overlap). Updates must not compute a point twice, and
+// stages that read input images (directly or through inlined Funcs) must not step outside
+// regions that can be smaller than a tile (clamped edges). In a partial state, unscheduled
+// producers count as not inlined.
+bool guards_tails(const FunctionDAG &dag, const LoopNest &nest, StageRef s);
+// Whether a stage's point loops are unrolled: as asked, except in pure stages with guarded tails
+// (Halide 14 miscompiles unrolled guarded loops over regions smaller than a tile).
+bool unrolls(const FunctionDAG &dag, const LoopNest &nest, StageRef s);
+// Why a Func's storage site is illegal given its compute site, or empty.
+std::string storage_error(const LoopNest &nest, int node);
+// The native SIMD width of the narrowest type a stage reads or writes (the paper's vector width).
+int native_vector_width(const FunctionDAG &dag, StageRef s, const Halide::Target &target);
+
+// Concrete sizes of a (possibly partial) schedule: regions, loop extents and trip counts. Cheap
+// to build; results are cached per Func and site.
+class LoopNestBounds {
+public:
+    LoopNestBounds(const FunctionDAG &dag, const LoopNest &nest);
+
+    // The region of `node` its consumers need per iteration of `site`.
+    const std::vector<Span> &region(int node, const Site &site);
+    // A stage's loop bounds (innermost first) when its Func computes `region`.
+    std::vector<Span> loop_bounds(StageRef s, const std::vector<Span> &region) const;
+    // The stage's loop bounds per production (at its Func's compute site).
+    std::vector<Span> production_bounds(StageRef s);
+    // The stage's loop bounds per iteration of tiling level `level` (its first tile).
+    std::vector<Span> tile_bounds(StageRef s, int level);
+    // Iterations of loop l at tiling level `level` (the point level counts vectors).
+    int64_t trips(StageRef s, int level, int loop);
+    // Iterations of all of the stage's loops at `level`.
+    int64_t level_trips(StageRef s, int level);
+    // Total iterations of the site's level over the whole pipeline run (root: 1).
+    int64_t iterations(const Site &site);
+    // Points the stage computes per production: whole tiles where tails shift inwards (they
+    // overlap and recompute), each point once where tails are guarded (guards_tails).
+    int64_t points_per_production(StageRef s);
+
+    const FunctionDAG &dag() const { return dag_; }
+    const LoopNest &nest() const { return nest_; }
+
+private:
+    const FunctionDAG &dag_;
+    const LoopNest &nest_;
+    struct Cached {
+        Site site;
+        std::vector<Span> region;
+    };
+    std::vector<std::deque<Cached>> regions_; // per node; a deque keeps returned references valid
+};
+
+} // namespace schedforge::featurize

@@ -1,0 +1,401 @@
+#include "featurize/schedule_features.h"
+
+#include "featurize/loop_nest.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace schedforge::featurize {
+
+const std::vector<std::string> &ScheduleFeatures::names() {
+#define SCHEDFORGE_NAME(name, doc) #name,
+    static const std::vector<std::string> n{SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_NAME)};
+#undef SCHEDFORGE_NAME
+    return n;
+}
+
+const std::vector<std::string> &ScheduleFeatures::descriptions() {
+#define SCHEDFORGE_DOC(name, doc) doc,
+    static const std::vector<std::string> d{SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_DOC)};
+#undef SCHEDFORGE_DOC
+    return d;
+}
+
+std::array<double, kNumScheduleFeatures> ScheduleFeatures::values() const {
+#define SCHEDFORGE_VALUE(name, doc) name,
+    return {SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_VALUE)};
+#undef SCHEDFORGE_VALUE
+}
+
+namespace {
+
+using Region = std::vector<Span>;
+
+double points(const Region &r) {
+    double p = 1;
+    for (const Span &s : r) p *= double(s.extent());
+    return p;
+}
+double lines(const Region &r) { return r.empty() ? 1 : points(r) / double(r[0].extent()); }
+double innermost(const Region &r) { return r.empty() ? 1 : double(r[0].extent()); }
+
+void unite(Region &acc, const Region &r) {
+    if (acc.empty()) {
+        acc = r;
+        return;
+    }
+    for (size_t d = 0; d < r.size(); d++) {
+        acc[d].min = std::min(acc[d].min, r[d].min);
+        acc[d].max = std::max(acc[d].max, r[d].max);
+    }
+}
+
+// Jacobian arithmetic over exact rationals with unknowns (nullopt).
+JacobianEntry multiply(const JacobianEntry &a, const JacobianEntry &b) {
+    if ((a && a->num == 0) || (b && b->num == 0)) return Rational{0, 1};
+    if (!a || !b) return std::nullopt;
+    Rational r{a->num * b->num, a->den * b->den};
+    const int64_t g = std::gcd(r.num, r.den);
+    return Rational{r.num / g, r.den / g};
+}
+JacobianEntry add(const JacobianEntry &a, const JacobianEntry &b) {
+    if (!a || !b) return std::nullopt;
+    Rational r{a->num * b->den + b->num * a->den, a->den * b->den};
+    const int64_t g = std::gcd(r.num, r.den);
+    return g == 0 ? Rational{0, 1} : Rational{r.num / g, r.den / g};
+}
+bool is_zero(const JacobianEntry &e) { return e && e->num == 0; }
+
+// One load of a stage from a Func or image that is not inlined: how its coordinates move with
+// the stage's loops.
+struct Load {
+    int producer = -1;
+    Jacobian jacobian; // producer dims x the stage's loops
+};
+
+class Featurizer {
+public:
+    Featurizer(const FunctionDAG &dag, const LoopNest &nest, const Halide::Target &target)
+        : dag_(dag), nest_(nest), target_(target), b_(dag, nest) {
+        for (size_t i = 0; i < dag.nodes.size(); i++) {
+            const FuncSchedule &fs = nest.funcs[i];
+            if (dag.nodes[i].is_output || (fs.store.kind != Site::Root && fs.store.kind != Site::At)) continue;
+            allocations_.push_back(
+                {fs.store, points(b_.region(int(i), fs.store)) * double(dag.nodes[i].bytes_per_point())});
+        }
+    }
+
+    std::vector<StageFeatures> run() {
+        std::vector<StageFeatures> out;
+        for (size_t i = 0; i < dag_.nodes.size(); i++) {
+            for (size_t s = 0; s < dag_.nodes[i].stages.size(); s++) {
+                StageFeatures sf;
+                sf.node = int(i);
+                sf.stage = int(s);
+                sf.scheduled = nest_.scheduled(int(i));
+                if (sf.scheduled) {
+                    featurize({int(i), int(s)}, sf.features);
+                    points_total_[{int(i), int(s)}] = sf.features.points_computed_total;
+                }
+                out.push_back(sf);
+            }
+        }
+        return out;
+    }
+
+private:
+    struct Allocation {
+        Site store;
+        double bytes;
+    };
+
+    const Stage &stage(StageRef s) const { return dag_.nodes[size_t(s.node)].stages[size_t(s.stage)]; }
+    const StageTiling &tiling(StageRef s) const { return nest_.funcs[size_t(s.node)].stages[size_t(s.stage)]; }
+    double bpp(int node) const { return double(dag_.nodes[size_t(node)].bytes_per_point()); }
+
+    // The producers `s` reads over `loop_bounds`, looking through inlined Funcs: per producer,
+    // the union of the regions read.
+    void reads(StageRef s, const Region &loop_bounds, std::map<int, Region> &out) {
+        for (int ei : stage(s).incoming_edges) {
+            const Edge &e = dag_.edges[size_t(ei)];
+            const Region r = e.required(loop_bounds);
+            if (nest_.inlined(e.producer)) {
+                reads({e.producer, 0}, b_.loop_bounds({e.producer, 0}, r), out);
+            } else {
+                unite(out[e.producer], r);
+            }
+        }
+    }
+    std::map<int, Region> reads(StageRef s, const Region &loop_bounds) {
+        std::map<int, Region> out;
+        reads(s, loop_bounds, out);
+        return out;
+    }
+    std::pair<double, double> bytes_and_lines(const std::map<int, Region> &rs) const {
+        double bytes = 0, n = 0;
+        for (const auto &[p, r] : rs) bytes += points(r) * bpp(p), n += lines(r);
+        return {bytes, n};
+    }
+
+    // Every load of `s`, with inlined Funcs expanded and their Jacobians composed.
+    std::vector<Load> loads(StageRef s) const {
+        std::vector<Load> out;
+        const Stage &st = stage(s);
+        for (const Jacobian &j : st.self_calls) out.push_back({s.node, j});
+        for (int ei : st.incoming_edges) {
+            const Edge &e = dag_.edges[size_t(ei)];
+            for (const Jacobian &j : e.jacobians) {
+                if (!nest_.inlined(e.producer)) {
+                    out.push_back({e.producer, j});
+                    continue;
+                }
+                const Stage &inner = stage({e.producer, 0});
+                for (Load l : loads({e.producer, 0})) {
+                    Jacobian composed;
+                    for (const auto &row : l.jacobian.entries) {
+                        std::vector<JacobianEntry> out_row(st.loops.size(), Rational{0, 1});
+                        for (size_t c = 0; c < st.loops.size(); c++) {
+                            for (size_t k = 0; k < row.size(); k++) {
+                                const int dim = inner.loops[k].dim;
+                                out_row[c] = add(out_row[c], multiply(row[k], j.entries[size_t(dim)][c]));
+                            }
+                        }
+                        composed.entries.push_back(std::move(out_row));
+                    }
+                    out.push_back({l.producer, std::move(composed)});
+                }
+            }
+        }
+        return out;
+    }
+
+    // The stage whose loops at root contain `site` (the stage itself when the Func is at root).
+    StageRef root_stage(StageRef s) const {
+        for (Site cur = nest_.compute_site(s); cur.kind == Site::At; cur = nest_.compute_site(cur.stage)) s = cur.stage;
+        return s;
+    }
+    double parallel_trips(StageRef s) {
+        if (!tiling(s).parallel) return 1;
+        double n = 1;
+        for (size_t l = 0; l < stage(s).loops.size(); l++) {
+            if (!stage(s).loops[l].is_rvar) n *= double(b_.trips(s, 0, int(l)));
+        }
+        return n;
+    }
+    double working_set_within(const Site &site) const {
+        double sum = 0;
+        for (const Allocation &a : allocations_) {
+            if (nest_.contains(site, a.store)) sum += a.bytes;
+        }
+        return sum;
+    }
+    // Allocations inside the loops of any stage of `node`, and its own.
+    double working_set_of_func(int node) {
+        double sum = 0;
+        for (const Allocation &a : allocations_) {
+            bool inside = false;
+            for (size_t s = 0; s < dag_.nodes[size_t(node)].stages.size(); s++) {
+                inside = inside || nest_.contains(Site::at({node, int(s)}, 0), a.store);
+            }
+            if (inside) sum += a.bytes;
+        }
+        const FuncSchedule &fs = nest_.funcs[size_t(node)];
+        if (!dag_.nodes[size_t(node)].is_output) sum += points(b_.region(node, fs.store)) * bpp(node);
+        return sum;
+    }
+    double working_set_at(const Site &site, int node) {
+        return site.kind == Site::At ? working_set_within(site) : working_set_of_func(node);
+    }
+    double inlined_calls(int node) {
+        double calls = 0;
+        for (int ei : dag_.nodes[size_t(node)].outgoing_edges) {
+            const Edge &e = dag_.edges[size_t(ei)];
+            calls +=
+                double(e.calls) * (nest_.inlined(e.consumer_node) ? inlined_calls(e.consumer_node)
+                                                                  : points_total_[{e.consumer_node, e.consumer_stage}]);
+        }
+        return calls;
+    }
+    void featurize(StageRef s, ScheduleFeatures &f);
+    void load_features(StageRef s, ScheduleFeatures &f);
+
+    const FunctionDAG &dag_;
+    const LoopNest &nest_;
+    const Halide::Target &target_;
+    LoopNestBounds b_;
+    std::vector<Allocation> allocations_; // every non-output Func with storage
+    std::map<std::pair<int, int>, double> points_total_;
+};
+
+void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
+    const Node &n = dag_.nodes[size_t(s.node)];
+    const Stage &st = stage(s);
+    const FuncSchedule &fs = nest_.funcs[size_t(s.node)];
+    f.points_computed_minimum = points(st.loop_bounds_at_root);
+    f.bytes_at_root = points(n.region_at_root) * bpp(s.node);
+    f.innermost_bytes_at_root = innermost(n.region_at_root) * bpp(s.node);
+    f.native_vector_size = native_vector_width(dag_, s, target_);
+    if (fs.compute.kind == Site::Inline) {
+        f.inlined_calls = inlined_calls(s.node);
+        return;
+    }
+    const StageTiling &t = tiling(s);
+
+    // Where and how often.
+    f.num_productions = double(b_.iterations(fs.compute));
+    f.num_realizations = double(b_.iterations(fs.store));
+    f.points_computed_per_production = double(b_.points_per_production(s));
+    const Region stored = b_.region(s.node, fs.store);
+    f.points_computed_per_realization = f.points_computed_per_production * f.num_productions / f.num_realizations;
+    if (fs.store != fs.compute && n.stages.size() == 1) {
+        // Hoisted storage: Halide slides the window along the serial loops in between, so
+        // each point of the allocation is computed about once.
+        f.points_computed_per_realization =
+            std::min(f.points_computed_per_realization, std::max(points(stored), f.points_computed_per_production));
+    }
+    f.points_computed_total = f.num_realizations * f.points_computed_per_realization;
+
+    // The innermost tile.
+    const Region tile = b_.tile_bounds(s, std::max(0, t.levels() - 2));
+    const Region &inner = t.tiles.empty() ? b_.production_bounds(s) : tile;
+    f.innermost_loop_extent = points(inner);
+    f.innermost_pure_loop_extent = 1;
+    for (size_t l = 0; l < st.loops.size(); l++) {
+        if (!st.loops[l].is_rvar) f.innermost_pure_loop_extent *= double(inner[l].extent());
+    }
+    f.unrolled_loop_extent = unrolls(dag_, nest_, s) ? f.innermost_pure_loop_extent : 1;
+
+    // Parallelism and the task.
+    const StageRef top = root_stage(s);
+    f.inner_parallelism = fs.compute.kind == Site::Root ? parallel_trips(s) : 1;
+    f.outer_parallelism = fs.compute.kind == Site::Root ? 1 : parallel_trips(top);
+    Region task_loops, task_region;
+    Site task_site = fs.compute;
+    if (f.inner_parallelism > 1) {
+        // A task is one iteration of the fused parallel loop: a tile, with all reduction loops.
+        task_site = Site::at(s, 0);
+        task_loops = b_.tile_bounds(s, 0);
+        const Region whole = b_.production_bounds(s);
+        for (size_t l = 0; l < st.loops.size(); l++) {
+            if (st.loops[l].is_rvar) task_loops[l] = whole[l];
+        }
+        task_region = n.region_at_root;
+        for (size_t l = 0; l < st.loops.size(); l++) {
+            if (st.loops[l].dim >= 0) task_region[size_t(st.loops[l].dim)] = task_loops[l];
+        }
+    } else {
+        if (f.outer_parallelism > 1) task_site = Site::at(top, 0);
+        task_region = b_.region(s.node, task_site);
+        task_loops = b_.loop_bounds(s, task_region);
+    }
+
+    // Footprints.
+    const Region produced = b_.region(s.node, fs.compute);
+    f.bytes_at_realization = points(stored) * bpp(s.node);
+    f.innermost_bytes_at_realization = innermost(stored) * bpp(s.node);
+    f.bytes_at_production = points(produced) * bpp(s.node);
+    f.innermost_bytes_at_production = innermost(produced) * bpp(s.node);
+    f.bytes_at_task = points(task_region) * bpp(s.node);
+    f.innermost_bytes_at_task = innermost(task_region) * bpp(s.node);
+
+    const std::map<int, Region> per_realization = reads(s, b_.loop_bounds(s, stored));
+    std::tie(f.unique_bytes_read_per_realization, f.unique_lines_read_per_realization) =
+        bytes_and_lines(per_realization);
+    const std::map<int, Region> per_tile = reads(s, inner);
+    for (const auto &[p, r] : per_realization) {
+        const FuncSchedule &ps = nest_.funcs[size_t(p)];
+        if (dag_.nodes[size_t(p)].is_input) {
+            f.allocation_bytes_read_per_realization += points(dag_.nodes[size_t(p)].region_at_root) * bpp(p);
+        } else if (ps.compute.kind == Site::Unscheduled) {
+            f.allocation_bytes_read_per_realization += points(per_tile.at(p)) * bpp(p); // optimistic
+        } else {
+            f.allocation_bytes_read_per_realization += points(b_.region(p, ps.store)) * bpp(p);
+        }
+    }
+    std::tie(f.unique_bytes_read_per_vector, f.unique_lines_read_per_vector) =
+        bytes_and_lines(reads(s, b_.tile_bounds(s, t.levels() - 1)));
+    std::tie(f.unique_bytes_read_per_task, f.unique_lines_read_per_task) = bytes_and_lines(reads(s, task_loops));
+
+    // Vectors and scalars: with tails shifted inwards every vector is whole; guarded tails run
+    // as scalars.
+    f.vector_size = t.vector_width;
+    if (t.vector_width == 1) {
+        f.num_scalars = f.points_computed_total;
+    } else {
+        double whole = 1;
+        if (guards_tails(dag_, nest_, s)) {
+            const double extent = double(b_.production_bounds(s)[size_t(t.vector_loop)].extent());
+            whole = std::floor(extent / t.vector_width) * t.vector_width / extent;
+        }
+        f.num_vectors = f.points_computed_total * whole / t.vector_width;
+        f.num_scalars = f.points_computed_total * (1 - whole);
+    }
+    load_features(s, f);
+
+    // Working sets.
+    f.working_set = working_set_within(Site::at(s, 0));
+    f.working_set_at_task = working_set_at(task_site, s.node);
+    f.working_set_at_production = working_set_at(fs.compute, s.node);
+    f.working_set_at_realization = working_set_at(fs.store, s.node);
+    f.working_set_at_root = working_set_within(Site::root());
+}
+
+// Loads per vector and per scalar. A load whose coordinates do not move along the vector loop
+// is one scalar load (broadcast); one that moves along the producer's innermost dimension by s
+// <= 4 per lane is s dense vector loads; anything else (larger strides, other dimensions,
+// unknown Jacobians) gathers one scalar per lane. Unrolled loops share the loads that do not
+// move with them.
+void Featurizer::load_features(StageRef s, ScheduleFeatures &f) {
+    const Stage &st = stage(s);
+    const StageTiling &t = tiling(s);
+    const int last = t.levels() - 1;
+    double block = 1; // vectors per unrolled block
+    std::vector<int> unrolled;
+    if (unrolls(dag_, nest_, s)) {
+        for (size_t l = 0; l < st.loops.size(); l++) {
+            if (st.loops[l].is_rvar || b_.trips(s, last, int(l)) == 1) continue;
+            unrolled.push_back(int(l));
+            block *= double(b_.trips(s, last, int(l)));
+        }
+    }
+    for (const Load &load : loads(s)) {
+        const auto &J = load.jacobian.entries;
+        auto moves = [&](int loop) {
+            return std::any_of(J.begin(), J.end(), [&](const auto &row) { return !is_zero(row[size_t(loop)]); });
+        };
+        double copies = 1;
+        for (int l : unrolled) {
+            if (moves(l)) copies *= double(b_.trips(s, last, l));
+        }
+        const double share = copies / block;
+        f.scalar_loads_per_scalar += share;
+        if (t.vector_width == 1) continue;
+        const int v = t.vector_loop;
+        if (!nest_.scheduled(load.producer) && !dag_.nodes[size_t(load.producer)].is_input) {
+            f.vector_loads_per_vector += share; // unscheduled: assumed dense
+            continue;
+        }
+        if (!moves(v)) {
+            f.scalar_loads_per_vector += share;
+            continue;
+        }
+        bool dense = J[0][size_t(v)].has_value();
+        for (size_t d = 1; d < J.size(); d++) dense = dense && is_zero(J[d][size_t(v)]);
+        const double stride = dense ? std::abs(J[0][size_t(v)]->value()) : 0;
+        if (dense && stride <= 4) {
+            f.vector_loads_per_vector += share * std::max(1.0, std::ceil(stride));
+        } else {
+            f.scalar_loads_per_vector += share * t.vector_width;
+        }
+    }
+}
+
+} // namespace
+
+std::vector<StageFeatures> compute_schedule_features(const FunctionDAG &dag, const LoopNest &nest,
+                                                     const Halide::Target &target) {
+    return Featurizer(dag, nest, target).run();
+}
+
+} // namespace schedforge::featurize

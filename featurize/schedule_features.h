@@ -1,0 +1,102 @@
+// Schedule features: the 39 per-stage features of Adams et al. 2019 (Appendix A), computed
+// symbolically from a LoopNest and the FunctionDAG, without lowering.
+//
+// Conventions (the definitions below say per feature):
+//   - counts are over one run of the whole pipeline on its estimated sizes;
+//   - "region" = the points of a Func its consumers need at a site, from Halide's bounds
+//     inference (FunctionDAG edges); bytes = points x bytes per point; "lines" = contiguous
+//     rows of memory = the product of all extents but the innermost;
+//   - reads look through inlined Funcs to what they read, composing Jacobians;
+//   - a task is one iteration of the parallel loop of the root-level stage whose loops contain
+//     the stage (or of its own parallel loop); without parallelism, one production;
+//   - working sets sum the allocations made within one iteration of a site (storage at or
+//     inside it), each counted once.
+// Partial states (§3.2): only scheduled stages get features. Unscheduled producers are read like
+// inputs, optimistically: their allocation is what one innermost tile needs, and every vector
+// load from them is dense.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace Halide {
+struct Target;
+}
+
+namespace schedforge::featurize {
+
+class FunctionDAG;
+class LoopNest;
+
+// X(name, description): the features in storage order. Changing the list bumps version().
+#define SCHEDFORGE_SCHEDULE_FEATURES(X)                                                                                \
+    X(num_realizations, "times the Func's storage is allocated: iterations of the loops around its store site")        \
+    X(num_productions, "times a region of the Func is computed: iterations of the loops around its compute site")      \
+    X(points_computed_per_realization, "points of this stage computed per allocation")                                 \
+    X(points_computed_per_production, "points of this stage computed per production")                                  \
+    X(points_computed_total, "num_realizations x points_computed_per_realization")                                     \
+    X(points_computed_minimum, "points a correct output needs (schedule-invariant)")                                   \
+    X(innermost_loop_extent, "points per iteration of the stage's innermost tile level")                               \
+    X(innermost_pure_loop_extent, "as innermost_loop_extent, without reduction loops")                                 \
+    X(unrolled_loop_extent, "innermost_pure_loop_extent if the point loops are unrolled, else 1")                      \
+    X(inner_parallelism, "parallel tasks launched per production")                                                     \
+    X(outer_parallelism, "iterations of the parallel loops enclosing the production")                                  \
+    X(bytes_at_realization, "bytes of the Func's allocation")                                                          \
+    X(bytes_at_production, "bytes of the Func written per production")                                                 \
+    X(bytes_at_root, "bytes of the Func if computed at root (schedule-invariant)")                                     \
+    X(innermost_bytes_at_realization, "bytes along the innermost storage dimension of the allocation")                 \
+    X(innermost_bytes_at_production, "bytes along the innermost dimension written per production")                     \
+    X(innermost_bytes_at_root, "bytes along the innermost dimension at root (schedule-invariant)")                     \
+    X(inlined_calls, "inlined Funcs: times it is evaluated in all; otherwise 0")                                       \
+    X(unique_bytes_read_per_realization, "bytes read from all producers per realization")                              \
+    X(unique_lines_read_per_realization, "contiguous lines read from all producers per realization")                   \
+    X(allocation_bytes_read_per_realization, "bytes of the allocations of the producers read")                         \
+    X(vector_size, "SIMD width the stage is computed at (1: scalar)")                                                  \
+    X(native_vector_size, "native SIMD width of the narrowest type the stage uses (schedule-invariant)")               \
+    X(num_vectors, "whole SIMD vectors computed")                                                                      \
+    X(num_scalars, "points computed as scalar code (unvectorized stages, vector tails)")                               \
+    X(scalar_loads_per_vector, "scalar loads per vector: broadcasts, gathers, strides over 4")                         \
+    X(vector_loads_per_vector, "dense vector loads per vector; stride-s loads (s <= 4) count s")                       \
+    X(scalar_loads_per_scalar, "loads per scalar point")                                                               \
+    X(unique_bytes_read_per_vector, "bytes read from producers per vector")                                            \
+    X(unique_lines_read_per_vector, "contiguous lines read from producers per vector")                                 \
+    X(unique_bytes_read_per_task, "bytes read from producers per parallel task")                                       \
+    X(unique_lines_read_per_task, "contiguous lines read from producers per parallel task")                            \
+    X(bytes_at_task, "bytes of the Func written per parallel task")                                                    \
+    X(innermost_bytes_at_task, "as bytes_at_task, innermost dimension only")                                           \
+    X(working_set, "allocations made inside the stage's own loops")                                                    \
+    X(working_set_at_task, "allocations made within one parallel task")                                                \
+    X(working_set_at_production, "allocations made within one production of the Func")                                 \
+    X(working_set_at_realization, "allocations made within one realization of the Func")                               \
+    X(working_set_at_root, "all allocations of the pipeline (the same for every stage)")
+
+#define SCHEDFORGE_COUNT(name, doc) +1
+inline constexpr int kNumScheduleFeatures = 0 SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_COUNT);
+#undef SCHEDFORGE_COUNT
+
+struct ScheduleFeatures {
+#define SCHEDFORGE_DECLARE(name, doc) double name = 0;
+    SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_DECLARE)
+#undef SCHEDFORGE_DECLARE
+
+    static int version() { return 1; }
+    static constexpr int num_features() { return kNumScheduleFeatures; }
+    static const std::vector<std::string> &names();
+    static const std::vector<std::string> &descriptions();
+    std::array<double, kNumScheduleFeatures> values() const;
+};
+
+// Per stage of a FunctionDAG, in node order then stage order.
+struct StageFeatures {
+    int node = -1, stage = 0;
+    bool scheduled = false; // false: no features (a partial state's unscheduled stage)
+    ScheduleFeatures features;
+};
+
+// Features of every stage of `nest` (which must be legal: LoopNest::validate). The target gives
+// the native vector widths.
+std::vector<StageFeatures> compute_schedule_features(const FunctionDAG &dag, const LoopNest &nest,
+                                                     const Halide::Target &target);
+
+} // namespace schedforge::featurize

@@ -1,0 +1,292 @@
+// LoopNest legality and bounds, and golden schedule features on fixed pipelines: every expected
+// value is derived by hand in the comments beside it.
+#include "featurize/loop_nest.h"
+#include "featurize/schedule_features.h"
+#include "tests/featurize/fixtures.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace schedforge::featurize {
+namespace {
+
+using namespace Halide;
+
+// AVX2: 32-byte vectors, so 16 x uint16 and 8 x float.
+const Target kAvx2("x86-64-linux-sse41-avx-avx2-fma-f16c");
+
+using testing::base;
+
+int node_of(const FunctionDAG &dag, const std::string &name) {
+    for (size_t i = 0; i < dag.nodes.size(); i++) {
+        if (base(dag.nodes[i].name) == name) return int(i);
+    }
+    ADD_FAILURE() << "no node " << name;
+    return 0;
+}
+
+const ScheduleFeatures &features(const std::vector<StageFeatures> &all, int node, int stage = 0) {
+    for (const StageFeatures &f : all) {
+        if (f.node == node && f.stage == stage) return f.features;
+    }
+    ADD_FAILURE() << "no stage " << node << "." << stage;
+    static const ScheduleFeatures none;
+    return none;
+}
+
+// blur_y(x, y) = sum of blur_x(x, y - 1 .. y + 1); blur_x(x, y) = sum of in(x - 1 .. x + 1, y);
+// uint16, blur_y estimated 64 x 48. Nodes: blur_y, blur_x, in_im (the ImageParam's wrapper), in.
+struct Blur : testing::BlurPipeline {
+    FunctionDAG dag;
+    int blur_y, blur_x, in_im;
+    Blur() {
+        dag = FunctionDAG::build(Pipeline(by));
+        blur_y = node_of(dag, "blur_y");
+        blur_x = node_of(dag, "blur_x");
+        in_im = node_of(dag, "in_im");
+    }
+    // blur_y at root in parallel 32 x 8 tiles, 16-wide vectors along x; blur_x per tile of
+    // blur_y, vectorized the same way; in_im inlined.
+    LoopNest tiled() const {
+        LoopNest n(dag);
+        n.funcs[size_t(blur_y)] = {Site::root(), Site::root(), {{{{32, 8}}, 0, 16, true, false}}};
+        n.funcs[size_t(blur_x)] = {Site::at({blur_y, 0}, 0), Site::at({blur_y, 0}, 0), {{{}, 0, 16, false, false}}};
+        n.funcs[size_t(in_im)] = {Site::inlined(), Site::inlined(), {}};
+        return n;
+    }
+};
+
+TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaper) {
+    EXPECT_EQ(ScheduleFeatures::num_features(), 39);
+    const std::vector<std::string> &names = ScheduleFeatures::names();
+    ASSERT_EQ(names.size(), 39u);
+    EXPECT_EQ(ScheduleFeatures::descriptions().size(), 39u);
+    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 39u);
+    EXPECT_EQ(names.front(), "num_realizations");
+    EXPECT_EQ(names[21], "vector_size");
+    EXPECT_EQ(names.back(), "working_set_at_root");
+    EXPECT_EQ(ScheduleFeatures::version(), 1);
+    ScheduleFeatures f;
+    f.vector_size = 8;
+    EXPECT_EQ(f.values()[21], 8);
+}
+
+TEST(LoopNest, ValidateAcceptsLegalAndExplainsIllegalSchedules) {
+    Blur b;
+    const LoopNest good = b.tiled();
+    EXPECT_EQ(good.validate(b.dag), "");
+    EXPECT_TRUE(good.complete(b.dag));
+
+    LoopNest partial(b.dag);
+    partial.funcs[size_t(b.blur_y)] = good.funcs[size_t(b.blur_y)];
+    EXPECT_EQ(partial.validate(b.dag), "");
+    EXPECT_FALSE(partial.complete(b.dag));
+
+    LoopNest producer_first(b.dag);
+    producer_first.funcs[size_t(b.blur_x)] = {Site::root(), Site::root(), {{}}};
+    EXPECT_NE(producer_first.validate(b.dag).find("before its consumer"), std::string::npos);
+
+    LoopNest bad = good;
+    bad.funcs[size_t(b.blur_y)].compute = bad.funcs[size_t(b.blur_y)].store = Site::inlined();
+    EXPECT_NE(bad.validate(b.dag).find("cannot be inlined"), std::string::npos); // the output
+
+    bad = good;
+    bad.funcs[size_t(b.blur_x)].compute = bad.funcs[size_t(b.blur_x)].store = Site::at({b.blur_y, 0}, 1);
+    EXPECT_NE(bad.validate(b.dag).find("tiling level that does not exist"), std::string::npos);
+
+    bad = good;
+    bad.funcs[size_t(b.blur_x)].store = Site::at({b.blur_y, 0}, 0);
+    bad.funcs[size_t(b.blur_x)].compute = Site::root();
+    EXPECT_NE(bad.validate(b.dag).find("stored inside a loop"), std::string::npos);
+
+    bad = good;
+    bad.funcs[size_t(b.blur_y)].stages[0].tiles.push_back({64, 4}); // 64 > 32: not nested
+    EXPECT_NE(bad.validate(b.dag).find("must nest"), std::string::npos);
+
+    bad = good;
+    bad.funcs[size_t(b.blur_x)].stages[0].parallel = true;
+    EXPECT_NE(bad.validate(b.dag).find("only Funcs at root"), std::string::npos);
+}
+
+TEST(LoopNest, LegalComputeSitesSeeEveryReader) {
+    Blur b;
+    LoopNest n = b.tiled();
+    n.funcs[size_t(b.blur_x)] = {};
+    // blur_y has one tiling level: root, or per 32 x 8 tile.
+    const std::vector<Site> sites = legal_compute_sites(b.dag, n, b.blur_x);
+    ASSERT_EQ(sites.size(), 2u);
+    EXPECT_EQ(sites[0], Site::root());
+    EXPECT_EQ(sites[1], Site::at({b.blur_y, 0}, 0));
+    EXPECT_EQ(legal_compute_sites(b.dag, n, b.blur_y).size(), 1u); // the output: root only
+}
+
+TEST(LoopNest, BoundsFollowTheTiling) {
+    Blur b;
+    const LoopNest n = b.tiled();
+    LoopNestBounds bounds(b.dag, n);
+    // Per 32 x 8 tile of blur_y, blur_x needs one more row above and below.
+    EXPECT_EQ(bounds.region(b.blur_x, Site::at({b.blur_y, 0}, 0)), (std::vector<Span>{{0, 31}, {-1, 8}}));
+    EXPECT_EQ(bounds.trips({b.blur_y, 0}, 0, 0), 2); // 64 / 32
+    EXPECT_EQ(bounds.trips({b.blur_y, 0}, 0, 1), 6); // 48 / 8
+    EXPECT_EQ(bounds.trips({b.blur_y, 0}, 1, 0), 2); // 32 / 16-wide vectors
+    EXPECT_EQ(bounds.iterations(Site::at({b.blur_y, 0}, 0)), 12);
+    EXPECT_EQ(bounds.points_per_production({b.blur_x, 0}), 320); // 32 x 10
+}
+
+TEST(ScheduleFeatures, GoldenBlur) {
+    Blur b;
+    const std::vector<StageFeatures> all = compute_schedule_features(b.dag, b.tiled(), kAvx2);
+    {
+        SCOPED_TRACE("blur_y: at root, 2 x 6 parallel tiles of 32 x 8");
+        const ScheduleFeatures &f = features(all, b.blur_y);
+        EXPECT_EQ(f.num_realizations, 1);
+        EXPECT_EQ(f.num_productions, 1);
+        EXPECT_EQ(f.points_computed_per_production, 64 * 48);
+        EXPECT_EQ(f.points_computed_total, 64 * 48);
+        EXPECT_EQ(f.points_computed_minimum, 64 * 48);
+        EXPECT_EQ(f.innermost_loop_extent, 32 * 8); // one tile
+        EXPECT_EQ(f.innermost_pure_loop_extent, 32 * 8);
+        EXPECT_EQ(f.unrolled_loop_extent, 1);
+        EXPECT_EQ(f.inner_parallelism, 12);
+        EXPECT_EQ(f.outer_parallelism, 1);
+        EXPECT_EQ(f.bytes_at_realization, 64 * 48 * 2);
+        EXPECT_EQ(f.bytes_at_production, 64 * 48 * 2);
+        EXPECT_EQ(f.bytes_at_root, 64 * 48 * 2);
+        EXPECT_EQ(f.innermost_bytes_at_realization, 64 * 2);
+        EXPECT_EQ(f.inlined_calls, 0);
+        // All of blur_x: 64 x 50 (a row above and below), 50 lines.
+        EXPECT_EQ(f.unique_bytes_read_per_realization, 64 * 50 * 2);
+        EXPECT_EQ(f.unique_lines_read_per_realization, 50);
+        EXPECT_EQ(f.allocation_bytes_read_per_realization, 32 * 10 * 2); // blur_x's per-tile buffer
+        EXPECT_EQ(f.vector_size, 16);
+        EXPECT_EQ(f.native_vector_size, 16);
+        EXPECT_EQ(f.num_vectors, 64 * 48 / 16);
+        EXPECT_EQ(f.num_scalars, 0);
+        // Three dense loads of blur_x per vector, nothing scalar.
+        EXPECT_EQ(f.vector_loads_per_vector, 3);
+        EXPECT_EQ(f.scalar_loads_per_vector, 0);
+        EXPECT_EQ(f.scalar_loads_per_scalar, 3);
+        EXPECT_EQ(f.unique_bytes_read_per_vector, 16 * 3 * 2); // 16 x 3 of blur_x
+        EXPECT_EQ(f.unique_lines_read_per_vector, 3);
+        // A task is a 32 x 8 tile: it reads 32 x 10 of blur_x and writes 32 x 8.
+        EXPECT_EQ(f.unique_bytes_read_per_task, 32 * 10 * 2);
+        EXPECT_EQ(f.unique_lines_read_per_task, 10);
+        EXPECT_EQ(f.bytes_at_task, 32 * 8 * 2);
+        EXPECT_EQ(f.innermost_bytes_at_task, 32 * 2);
+        // The only temporary is blur_x's per-tile buffer.
+        EXPECT_EQ(f.working_set, 640);
+        EXPECT_EQ(f.working_set_at_task, 640);
+        EXPECT_EQ(f.working_set_at_production, 640);
+        EXPECT_EQ(f.working_set_at_realization, 640);
+        EXPECT_EQ(f.working_set_at_root, 640);
+    }
+    {
+        SCOPED_TRACE("blur_x: per tile of blur_y, 32 x 10 each");
+        const ScheduleFeatures &f = features(all, b.blur_x);
+        EXPECT_EQ(f.num_realizations, 12);
+        EXPECT_EQ(f.num_productions, 12);
+        EXPECT_EQ(f.points_computed_per_production, 32 * 10);
+        EXPECT_EQ(f.points_computed_total, 12 * 320);  // recomputes 2 rows per tile
+        EXPECT_EQ(f.points_computed_minimum, 64 * 50); // what blur_y needs
+        EXPECT_EQ(f.innermost_loop_extent, 32 * 10);   // untiled: the whole production
+        EXPECT_EQ(f.inner_parallelism, 1);
+        EXPECT_EQ(f.outer_parallelism, 12);
+        EXPECT_EQ(f.bytes_at_realization, 640);
+        EXPECT_EQ(f.bytes_at_root, 64 * 50 * 2);
+        EXPECT_EQ(f.innermost_bytes_at_production, 64);
+        // in (through the inlined in_im): 34 x 10 per tile; its whole buffer is 66 x 50.
+        EXPECT_EQ(f.unique_bytes_read_per_realization, 34 * 10 * 2);
+        EXPECT_EQ(f.unique_lines_read_per_realization, 10);
+        EXPECT_EQ(f.allocation_bytes_read_per_realization, 66 * 50 * 2);
+        EXPECT_EQ(f.num_vectors, 12 * 320 / 16);
+        EXPECT_EQ(f.vector_loads_per_vector, 3);           // in(x - 1), in(x), in(x + 1)
+        EXPECT_EQ(f.unique_bytes_read_per_vector, 18 * 2); // 18 x 1 of in
+        EXPECT_EQ(f.unique_bytes_read_per_task, 34 * 10 * 2);
+        EXPECT_EQ(f.bytes_at_task, 640);
+        EXPECT_EQ(f.working_set, 0);
+        EXPECT_EQ(f.working_set_at_task, 640);
+        EXPECT_EQ(f.working_set_at_production, 640);
+        EXPECT_EQ(f.working_set_at_root, 640);
+    }
+    {
+        SCOPED_TRACE("in_im: inlined, 3 calls per point of blur_x");
+        const ScheduleFeatures &f = features(all, b.in_im);
+        EXPECT_EQ(f.inlined_calls, 3 * 12 * 320);
+        EXPECT_EQ(f.num_realizations, 0);
+        EXPECT_EQ(f.points_computed_total, 0);
+        EXPECT_EQ(f.points_computed_minimum, 66 * 50);
+        EXPECT_EQ(f.bytes_at_root, 66 * 50 * 2);
+    }
+}
+
+TEST(ScheduleFeatures, PartialStatesFeaturizeOnlyScheduledStages) {
+    Blur b;
+    LoopNest n(b.dag);
+    n.funcs[size_t(b.blur_y)] = b.tiled().funcs[size_t(b.blur_y)];
+    const std::vector<StageFeatures> all = compute_schedule_features(b.dag, n, kAvx2);
+    for (const StageFeatures &s : all) EXPECT_EQ(s.scheduled, s.node == b.blur_y) << s.node;
+    const ScheduleFeatures &f = features(all, b.blur_y);
+    EXPECT_EQ(f.points_computed_total, 64 * 48);
+    // blur_x is unscheduled: read like an input, optimistically dense and tile-sized.
+    EXPECT_EQ(f.vector_loads_per_vector, 3);
+    EXPECT_EQ(f.unique_bytes_read_per_realization, 64 * 50 * 2);
+    EXPECT_EQ(f.allocation_bytes_read_per_realization, 32 * 10 * 2);
+    EXPECT_EQ(f.working_set_at_root, 0);
+}
+
+// out(x, y) = 0; out(x, y) += A(k, y) * B(x, k) over k in [0, 32); float, 64 x 64.
+struct Matmul {
+    ImageParam A{Float(32), 2, "A"}, B{Float(32), 2, "B"};
+    Var x{"x"}, y{"y"};
+    RDom k{0, 32, "k"};
+    Func out{"out"};
+    FunctionDAG dag;
+    int node;
+    Matmul() {
+        out(x, y) = 0.f;
+        out(x, y) += A(k, y) * B(x, k);
+        A.set_estimates({{0, 32}, {0, 64}});
+        B.set_estimates({{0, 64}, {0, 32}});
+        out.set_estimates({{0, 64}, {0, 64}});
+        dag = FunctionDAG::build(Pipeline(out));
+        node = node_of(dag, "out");
+    }
+};
+
+TEST(ScheduleFeatures, GoldenMatmulRegisterBlock) {
+    Matmul m;
+    const Stage &update = m.dag.nodes[size_t(m.node)].stages[1];
+    ASSERT_EQ(update.loops.size(), 3u); // k, x, y: innermost first
+    LoopNest n(m.dag);
+    // The update: 4 x 8 parallel blocks of 16 x 8, k running whole at level 0 outside each
+    // block's points; 8-wide vectors along x and the 2 x 8 remaining point loops unrolled.
+    n.funcs[size_t(m.node)] = {
+        Site::root(), Site::root(), {{{}, 0, 8, false, false}, {{{1, 16, 8}}, 1, 8, true, true}}};
+    for (size_t i = 0; i < m.dag.nodes.size(); i++) {
+        if (can_inline(m.dag, int(i))) n.funcs[i] = {Site::inlined(), Site::inlined(), {}}; // A_im, B_im
+    }
+    ASSERT_EQ(n.validate(m.dag), "");
+    const ScheduleFeatures &f = features(compute_schedule_features(m.dag, n, kAvx2), m.node, 1);
+    EXPECT_EQ(f.points_computed_total, 32 * 64 * 64); // an update computes each point once
+    EXPECT_EQ(f.points_computed_minimum, 32 * 64 * 64);
+    EXPECT_EQ(f.innermost_loop_extent, 16 * 8); // k is outside the block
+    EXPECT_EQ(f.unrolled_loop_extent, 16 * 8);
+    EXPECT_EQ(f.inner_parallelism, 4 * 8);
+    EXPECT_EQ(f.vector_size, 8);
+    EXPECT_EQ(f.num_vectors, 32 * 64 * 64 / 8);
+    EXPECT_EQ(f.num_scalars, 0);
+    // Per block of 2 x 8 = 16 unrolled vectors: out(x, y) is 16 distinct dense loads (1 per
+    // vector); A(k, y) does not move along x, so 8 scalar loads, one per row (0.5 per vector);
+    // B(x, k) does not move along y, so 2 dense loads shared by the 8 rows (0.125 per vector).
+    EXPECT_EQ(f.vector_loads_per_vector, 1.125);
+    EXPECT_EQ(f.scalar_loads_per_vector, 0.5);
+    EXPECT_EQ(f.scalar_loads_per_scalar, 1.625);
+    // A task writes a 16 x 8 block of out and reads 32 x 8 of A and 16 x 32 of B.
+    EXPECT_EQ(f.bytes_at_task, 16 * 8 * 4);
+    EXPECT_EQ(f.unique_bytes_read_per_task, (32 * 8 + 16 * 32) * 4);
+    EXPECT_EQ(f.unique_lines_read_per_task, 8 + 32);
+}
+
+} // namespace
+} // namespace schedforge::featurize

@@ -1,0 +1,110 @@
+// featurize-report: how well the symbolic schedule features agree with what Halide generates.
+//
+// For each random pipeline (generator config, seeds 0..N-1) and each of K random legal LoopNests,
+// it computes the schedule features, applies the LoopNest, lowers the pipeline with Halide and
+// measures the same quantities from the lowered code (featurize/lowered_stats.h), then prints,
+// per counting feature, the share of stages within the tolerance and exactly equal (overall,
+// and on schedules without loop tails). With --check-outputs every schedule is also compiled,
+// run and compared with the all-compute_root reference.
+#include "featurize/agreement.h"
+#include "featurize/apply.h"
+#include "featurize/random_loop_nest.h"
+#include "generator/build.h"
+#include "generator/config.h"
+#include "generator/rng.h"
+#include "generator/synthesize.h"
+#include "sampler/output_check.h"
+#include "tools/cli.h"
+#include "tools/progress.h"
+#include "tools/table.h"
+
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+namespace {
+
+using namespace schedforge;
+
+std::string percent(int64_t n, int64_t d) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(1) << (d ? 100.0 * double(n) / double(d) : 100.0) << "%";
+    return o.str();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app("Compares the symbolic schedule features with measurements of Halide's lowered code.",
+                 "featurize-report");
+    std::string config = std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/small.yaml";
+    int pipelines = 200, nests = 5;
+    double tolerance = 0.05;
+    uint64_t seed = 0;
+    bool check_outputs = false;
+    app.add_option("--config", config, "generator config (YAML)")->check(CLI::ExistingFile);
+    app.add_option("--pipelines", pipelines, "random pipelines (seeds seed..seed+N-1)")->check(CLI::Range(1, 100000));
+    app.add_option("--nests", nests, "random LoopNests per pipeline")->check(CLI::Range(1, 1000));
+    app.add_option("--seed", seed, "first pipeline seed");
+    app.add_option("--tolerance", tolerance, "relative tolerance")->check(CLI::Range(0.0, 1.0));
+    app.add_flag("--check-outputs", check_outputs, "also run every schedule and compare with compute_root");
+    return tools::run_cli(app, argc, argv, [&] {
+        const gen::GeneratorConfig cfg = gen::load_generator_config(config);
+        const Halide::Target target =
+            Halide::get_host_target().with_feature(Halide::Target::StrictFloat).with_feature(Halide::Target::NoAsserts);
+        featurize::AgreementReport report(tolerance);
+        int64_t failures = 0;
+        tools::ProgressBar progress("schedules", int64_t(pipelines) * nests);
+        for (int p = 0; p < pipelines; p++) {
+            const gen::PipelineSpec spec = gen::synthesize_pipeline(cfg, seed + uint64_t(p));
+            Halide::Buffer<> expected;
+            if (check_outputs) {
+                gen::BuiltPipeline reference = gen::build_pipeline(spec);
+                reference.schedule_compute_root();
+                expected = reference.run(target);
+            }
+            for (int k = 0; k < nests; k++) {
+                const std::string label =
+                    "pipeline " + std::to_string(seed + uint64_t(p)) + " nest " + std::to_string(k);
+                try {
+                    gen::BuiltPipeline built = gen::build_pipeline(spec);
+                    const featurize::FunctionDAG dag = featurize::FunctionDAG::build(built.pipeline);
+                    const featurize::LoopNest nest =
+                        featurize::random_loop_nest(dag, target, gen::derive_seed(seed + uint64_t(p), uint64_t(k)));
+                    const auto predicted = featurize::compute_schedule_features(dag, nest, target);
+                    featurize::apply(dag, nest);
+                    report.add(dag, nest, predicted, featurize::measure_lowered(built.pipeline, dag, target), label);
+                    if (check_outputs) {
+                        const std::string diff = sampler::compare_buffers(expected, built.run(target));
+                        if (!diff.empty()) throw std::runtime_error("output differs: " + diff);
+                    }
+                } catch (const std::exception &e) {
+                    failures++;
+                    std::cerr << label << ": " << e.what() << "\n";
+                }
+                progress.step(failures ? std::to_string(failures) + " failed" : "");
+            }
+        }
+        progress.finish();
+
+        tools::Table table({"feature", "compared", "within " + percent(int64_t(tolerance * 1000), 1000), "exact",
+                            "exact without tails", "worst (predicted/measured)"});
+        for (const featurize::FeatureAgreement &a : report.features) {
+            std::ostringstream worst;
+            worst << std::setprecision(3) << a.worst_ratio;
+            table.add_row({a.feature, std::to_string(a.compared), percent(a.within, a.compared),
+                           percent(a.exact, a.compared),
+                           percent(a.exact_without_tails, a.compared_without_tails) + " of " +
+                               std::to_string(a.compared_without_tails),
+                           worst.str()});
+        }
+        std::cout << report.schedules << " schedules, " << report.stages << " stages; " << report.unknown
+                  << " measurements the oracle could not take; " << failures << " schedules failed\n";
+        table.print(std::cout);
+        for (const featurize::FeatureAgreement &a : report.features) {
+            if (!a.worst_example.empty() && a.worst_ratio != 1)
+                std::cout << a.feature << " worst: " << a.worst_example << "\n";
+        }
+        return failures ? 1 : 0;
+    });
+}
