@@ -9,34 +9,37 @@ namespace schedforge::featurize {
 namespace {
 
 // The features the oracle measures, and where it measures them.
+using FuncStat = LoweredFuncStats;
+using StageStat = LoweredStageStats;
 struct Compared {
     const char *name;
     double ScheduleFeatures::*predicted;
     bool per_func; // measured per Func (compared on stage 0) rather than per stage
+    double (*measured)(const FuncStat &, const StageStat &);
 };
 const Compared kCompared[] = {
-    {"num_realizations", &ScheduleFeatures::num_realizations, true},
-    {"num_productions", &ScheduleFeatures::num_productions, true},
-    {"points_computed_total", &ScheduleFeatures::points_computed_total, false},
-    {"inner_parallelism", &ScheduleFeatures::inner_parallelism, false},
-    {"outer_parallelism", &ScheduleFeatures::outer_parallelism, true},
-    {"vector_size", &ScheduleFeatures::vector_size, false},
-    {"bytes_at_realization", &ScheduleFeatures::bytes_at_realization, true},
+    {"num_realizations", &ScheduleFeatures::num_realizations, true,
+     [](const FuncStat &f, const StageStat &) { return double(f.num_realizations); }},
+    {"num_productions", &ScheduleFeatures::num_productions, true,
+     [](const FuncStat &f, const StageStat &) { return double(f.num_productions); }},
+    {"points_computed_total", &ScheduleFeatures::points_computed_total, false,
+     [](const FuncStat &, const StageStat &s) { return double(s.points_computed_total); }},
+    {"inner_parallelism", &ScheduleFeatures::inner_parallelism, false,
+     [](const FuncStat &, const StageStat &s) { return double(s.inner_parallelism); }},
+    {"outer_parallelism", &ScheduleFeatures::outer_parallelism, true,
+     [](const FuncStat &f, const StageStat &) { return double(f.outer_parallelism); }},
+    {"vector_size", &ScheduleFeatures::vector_size, false,
+     [](const FuncStat &, const StageStat &s) { return double(s.vector_size); }},
+    {"bytes_at_realization", &ScheduleFeatures::bytes_at_realization, true,
+     [](const FuncStat &f, const StageStat &) { return double(f.bytes_at_realization); }},
 };
 
-// The oracle's value of feature i, or nothing where it could not measure it.
-std::optional<double> measured_value(size_t i, const LoweredFuncStats &f, const LoweredStageStats &s) {
-    const std::string name = kCompared[i].name;
-    if (kCompared[i].per_func ? !f.known(name) : !s.known(name)) return std::nullopt;
-    switch (i) {
-    case 0: return double(f.num_realizations);
-    case 1: return double(f.num_productions);
-    case 2: return double(s.points_computed_total);
-    case 3: return double(s.inner_parallelism);
-    case 4: return double(f.outer_parallelism);
-    case 5: return s.vector_size > 0 ? std::optional<double>(double(s.vector_size)) : std::nullopt;
-    default: return double(f.bytes_at_realization);
-    }
+// The oracle's value of a feature, or nothing where it could not measure it (a stage that
+// stores nothing has no vector width).
+std::optional<double> measured_value(const Compared &c, const FuncStat &f, const StageStat &s) {
+    if (c.per_func ? !f.known(c.name) : !s.known(c.name)) return std::nullopt;
+    if (c.predicted == &ScheduleFeatures::vector_size && s.vector_size == 0) return std::nullopt;
+    return c.measured(f, s);
 }
 
 } // namespace
@@ -62,7 +65,7 @@ bool has_loop_tails(const FunctionDAG &dag, const LoopNest &nest) {
         if (dag.nodes[i].is_input || !nest.scheduled(int(i)) || nest.inlined(int(i))) continue;
         for (size_t s = 0; s < dag.nodes[i].stages.size(); s++) {
             const StageTiling &t = nest.funcs[i].stages[s];
-            const std::vector<Span> bounds = b.production_bounds({int(i), int(s)});
+            const std::vector<Span> &bounds = b.production_bounds({int(i), int(s)});
             for (size_t l = 0; l < bounds.size(); l++) {
                 int64_t outer = bounds[l].extent();
                 for (const auto &tile : t.tiles) {
@@ -89,7 +92,7 @@ void AgreementReport::add(const FunctionDAG &dag, const LoopNest &nest, const st
         const LoweredStageStats &s = measured.stage(n.name, sf.stage);
         for (size_t i = 0; i < features.size(); i++) {
             if (kCompared[i].per_func && sf.stage != 0) continue;
-            const std::optional<double> m = measured_value(i, f, s);
+            const std::optional<double> m = measured_value(kCompared[i], f, s);
             if (!m) {
                 unknown++;
                 continue;

@@ -301,6 +301,17 @@ std::string expr_text(const Halide::Expr &e) {
     return o.str();
 }
 
+void unite(std::vector<Span> &acc, const std::vector<Span> &r) {
+    if (acc.empty()) {
+        acc = r;
+        return;
+    }
+    for (size_t d = 0; d < r.size(); d++) {
+        acc[d].min = std::min(acc[d].min, r[d].min);
+        acc[d].max = std::max(acc[d].max, r[d].max);
+    }
+}
+
 int64_t Node::bytes_per_point() const {
     int64_t b = 0;
     for (const Type &t : types) b += t.bytes();
@@ -478,16 +489,7 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
             }
             for (int ei : st.incoming_edges) {
                 const Edge &e = dag.edges[size_t(ei)];
-                const std::vector<Span> r = e.required(st.loop_bounds_at_root);
-                std::vector<Span> &acc = needed[size_t(e.producer)];
-                if (acc.empty()) {
-                    acc = r;
-                } else {
-                    for (size_t d = 0; d < r.size(); d++) {
-                        acc[d].min = std::min(acc[d].min, r[d].min);
-                        acc[d].max = std::max(acc[d].max, r[d].max);
-                    }
-                }
+                unite(needed[size_t(e.producer)], e.required(st.loop_bounds_at_root));
             }
         }
     }

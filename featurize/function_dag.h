@@ -38,6 +38,9 @@ struct Span {
     bool operator==(const Span &o) const { return min == o.min && max == o.max; }
 };
 
+// Grows `acc` (empty: nothing yet) to cover the region `r`.
+void unite(std::vector<Span> &acc, const std::vector<Span> &r);
+
 // An integer expression over a stage's loop bounds: symbol 2*i is loop i's min, 2*i+1 its max.
 // Affine bounds (the common case) evaluate as a dot product; the rest by walking the simplified
 // Halide expression.

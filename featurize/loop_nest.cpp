@@ -258,7 +258,9 @@ std::vector<Site> legal_compute_sites(const FunctionDAG &dag, const LoopNest &ne
 }
 
 LoopNestBounds::LoopNestBounds(const FunctionDAG &dag, const LoopNest &nest)
-    : dag_(dag), nest_(nest), regions_(dag.nodes.size()) {}
+    : dag_(dag), nest_(nest), regions_(dag.nodes.size()), production_(dag.nodes.size()) {
+    for (size_t i = 0; i < dag.nodes.size(); i++) production_[i].resize(dag.nodes[i].stages.size());
+}
 
 const std::vector<Span> &LoopNestBounds::region(int node, const Site &site) {
     const Node &n = dag_.nodes[size_t(node)];
@@ -272,17 +274,8 @@ const std::vector<Span> &LoopNestBounds::region(int node, const Site &site) {
         const Edge &e = dag_.edges[size_t(ei)];
         const StageRef c{e.consumer_node, e.consumer_stage};
         if (!nest_.scheduled(c.node)) continue;
-        const std::vector<Span> need =
-            e.required(c == site.stage && !nest_.inlined(c.node) ? tile_bounds(c, site.level)
-                                                                 : loop_bounds(c, region(c.node, site)));
-        if (r.empty()) {
-            r = need;
-            continue;
-        }
-        for (size_t d = 0; d < r.size(); d++) {
-            r[d].min = std::min(r[d].min, need[d].min);
-            r[d].max = std::max(r[d].max, need[d].max);
-        }
+        unite(r, e.required(c == site.stage && !nest_.inlined(c.node) ? tile_bounds(c, site.level)
+                                                                      : loop_bounds(c, region(c.node, site))));
     }
     if (r.empty()) r = n.region_at_root; // nothing scheduled reads it here
     cache.push_back({site, std::move(r)});
@@ -298,8 +291,10 @@ std::vector<Span> LoopNestBounds::loop_bounds(StageRef s, const std::vector<Span
     return b;
 }
 
-std::vector<Span> LoopNestBounds::production_bounds(StageRef s) {
-    return loop_bounds(s, region(s.node, nest_.compute_site(s)));
+const std::vector<Span> &LoopNestBounds::production_bounds(StageRef s) {
+    std::optional<std::vector<Span>> &cached = production_[size_t(s.node)][size_t(s.stage)];
+    if (!cached) cached = loop_bounds(s, region(s.node, nest_.compute_site(s)));
+    return *cached;
 }
 
 std::vector<Span> LoopNestBounds::tile_bounds(StageRef s, int level) {
@@ -342,7 +337,7 @@ int64_t LoopNestBounds::iterations(const Site &site) {
 }
 
 int64_t LoopNestBounds::points_per_production(StageRef s) {
-    const std::vector<Span> b = production_bounds(s);
+    const std::vector<Span> &b = production_bounds(s);
     const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
     const bool guarded = guards_tails(dag_, nest_, s);
     int64_t points = 1;

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -119,8 +120,9 @@ public:
     const std::vector<Span> &region(int node, const Site &site);
     // A stage's loop bounds (innermost first) when its Func computes `region`.
     std::vector<Span> loop_bounds(StageRef s, const std::vector<Span> &region) const;
-    // The stage's loop bounds per production (at its Func's compute site).
-    std::vector<Span> production_bounds(StageRef s);
+    // The stage's loop bounds per production (at its Func's compute site); cached, as trip
+    // counts and tiles all start from them.
+    const std::vector<Span> &production_bounds(StageRef s);
     // The stage's loop bounds per iteration of tiling level `level` (its first tile).
     std::vector<Span> tile_bounds(StageRef s, int level);
     // Iterations of loop l at tiling level `level` (the point level counts vectors).
@@ -144,6 +146,7 @@ private:
         std::vector<Span> region;
     };
     std::vector<std::deque<Cached>> regions_; // per node; a deque keeps returned references valid
+    std::vector<std::vector<std::optional<std::vector<Span>>>> production_; // per node, per stage
 };
 
 } // namespace schedforge::featurize

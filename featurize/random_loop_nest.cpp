@@ -8,23 +8,18 @@ namespace schedforge::featurize {
 
 namespace {
 
-template<typename T>
-const T &pick(gen::Rng &rng, const std::vector<T> &options) {
-    return options[size_t(rng.uniform_int(0, int64_t(options.size()) - 1))];
-}
-
 // A tile extent within `outer`: a power of two below it, or all of it.
 int64_t tile_extent(gen::Rng &rng, int64_t outer) {
     std::vector<int64_t> options{outer};
     for (int64_t p = 1; p < outer; p *= 2) options.push_back(p);
-    return pick(rng, options);
+    return rng.pick(options);
 }
 
 StageTiling random_tiling(gen::Rng &rng, const FunctionDAG &dag, const LoopNest &nest, StageRef s,
                           const Halide::Target &target, const RandomLoopNestOptions &o) {
     const Stage &st = dag.nodes[size_t(s.node)].stages[size_t(s.stage)];
     LoopNestBounds bounds(dag, nest);
-    const std::vector<Span> b = bounds.production_bounds(s);
+    const std::vector<Span> &b = bounds.production_bounds(s);
     StageTiling t;
     const int levels = int(rng.uniform_int(0, o.max_tiling_levels));
     // Reduction loops run at a level each, inner RVars no further out than outer ones.
@@ -51,7 +46,7 @@ StageTiling random_tiling(gen::Rng &rng, const FunctionDAG &dag, const LoopNest 
         if (!st.loops[l].is_rvar && st.loops[l].is_pure && outer[l] >= width) vectorizable.push_back(int(l));
     }
     if (width > 1 && !vectorizable.empty() && rng.chance(o.vectorize_probability)) {
-        t.vector_loop = pick(rng, vectorizable);
+        t.vector_loop = rng.pick(vectorizable);
         t.vector_width = width;
     }
     t.parallel =
@@ -78,14 +73,7 @@ LoopNest random_loop_nest(const FunctionDAG &dag, const Halide::Target &target, 
             continue;
         }
         const std::vector<Site> sites = legal_compute_sites(dag, nest, int(i));
-        fs.compute = fs.store = pick(rng, sites);
-        std::vector<Site> enclosing; // legal storage sites other than the compute site
-        for (const Site &s : sites) {
-            fs.store = s;
-            if (s != fs.compute && storage_error(nest, int(i)).empty()) enclosing.push_back(s);
-        }
-        fs.store = fs.compute;
-        if (!enclosing.empty() && rng.chance(o.hoist_probability)) fs.store = pick(rng, enclosing);
+        fs.compute = fs.store = rng.pick(sites); // storage is not hoisted yet (storage_error)
         for (size_t s = 0; s < dag.nodes[i].stages.size(); s++) {
             fs.stages.push_back(random_tiling(rng, dag, nest, {int(i), int(s)}, target, o));
         }

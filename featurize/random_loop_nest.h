@@ -1,7 +1,7 @@
 // Random legal complete LoopNests, for tests, validation and baselines.
 //
 // Funcs are scheduled consumers first, as the search does. Each decision is drawn uniformly
-// from its legal options (after the inline/hoist coin flips below): the compute site among all
+// from its legal options (after the inline coin flip below): the compute site among all
 // legal ones (root and every tiling level of a consumer's loops that sees all of its readers),
 // the number of tiling levels, each tile extent among powers of two and the full extent, the
 // level of each reduction loop, and the vectorized loop among those wide enough.
@@ -15,7 +15,6 @@ namespace schedforge::featurize {
 
 struct RandomLoopNestOptions {
     double inline_probability = 0.3; // for Funcs that can be inlined
-    double hoist_probability = 0.15; // store outside the compute site, where that is legal
     int max_tiling_levels = 2;       // per stage, beyond the point level
     double vectorize_probability = 0.8;
     double parallel_probability = 0.8; // Funcs at root

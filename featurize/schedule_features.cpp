@@ -40,17 +40,6 @@ double points(const Region &r) {
 double lines(const Region &r) { return r.empty() ? 1 : points(r) / double(r[0].extent()); }
 double innermost(const Region &r) { return r.empty() ? 1 : double(r[0].extent()); }
 
-void unite(Region &acc, const Region &r) {
-    if (acc.empty()) {
-        acc = r;
-        return;
-    }
-    for (size_t d = 0; d < r.size(); d++) {
-        acc[d].min = std::min(acc[d].min, r[d].min);
-        acc[d].max = std::max(acc[d].max, r[d].max);
-    }
-}
-
 // Jacobian arithmetic over exact rationals with unknowns (nullopt).
 JacobianEntry multiply(const JacobianEntry &a, const JacobianEntry &b) {
     if ((a && a->num == 0) || (b && b->num == 0)) return Rational{0, 1};
@@ -247,13 +236,8 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     f.num_realizations = double(b_.iterations(fs.store));
     f.points_computed_per_production = double(b_.points_per_production(s));
     const Region stored = b_.region(s.node, fs.store);
+    // Storage is never hoisted above the compute site yet (storage_error), so no window slides.
     f.points_computed_per_realization = f.points_computed_per_production * f.num_productions / f.num_realizations;
-    if (fs.store != fs.compute && n.stages.size() == 1) {
-        // Hoisted storage: Halide slides the window along the serial loops in between, so
-        // each point of the allocation is computed about once.
-        f.points_computed_per_realization =
-            std::min(f.points_computed_per_realization, std::max(points(stored), f.points_computed_per_production));
-    }
     f.points_computed_total = f.num_realizations * f.points_computed_per_realization;
 
     // The innermost tile.
@@ -276,7 +260,7 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
         // A task is one iteration of the fused parallel loop: a tile, with all reduction loops.
         task_site = Site::at(s, 0);
         task_loops = b_.tile_bounds(s, 0);
-        const Region whole = b_.production_bounds(s);
+        const Region &whole = b_.production_bounds(s);
         for (size_t l = 0; l < st.loops.size(); l++) {
             if (st.loops[l].is_rvar) task_loops[l] = whole[l];
         }

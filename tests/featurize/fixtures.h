@@ -24,4 +24,21 @@ struct BlurPipeline {
     }
 };
 
+// matmul: prod(x, y) = sum_k a(k, y) * b(x, k) over k in [0, 16) (a's width); out(x, y) =
+// prod(x, y), estimated 32x32.
+struct MatmulPipeline {
+    Halide::ImageParam a{Halide::Float(32), 2, "a"}, b{Halide::Float(32), 2, "b"};
+    Halide::Var x{"x"}, y{"y"};
+    Halide::RDom k{0, a.dim(0).extent(), "k"};
+    Halide::Func prod{"prod"}, out{"out"};
+    MatmulPipeline() {
+        prod(x, y) = 0.0f;
+        prod(x, y) += a(k, y) * b(x, k);
+        out(x, y) = prod(x, y);
+        a.set_estimates({{0, 16}, {0, 32}});
+        b.set_estimates({{0, 32}, {0, 16}});
+        out.set_estimates({{0, 32}, {0, 32}});
+    }
+};
+
 } // namespace schedforge::featurize::testing

@@ -82,17 +82,8 @@ TEST(FunctionDAG, BlurEdgesEvaluateForAnyLoopBounds) {
 
 TEST(FunctionDAG, ReductionLoopsAndTheirJacobians) {
     // matmul: out(x, y) = sum_k a(k, y) * b(x, k), 32x32 by 16.
-    ImageParam a(Float(32), 2, "a"), b(Float(32), 2, "b");
-    Var x("x"), y("y");
-    RDom k(0, a.dim(0).extent(), "k");
-    Func prod("prod"), out("out");
-    prod(x, y) = 0.0f;
-    prod(x, y) += a(k, y) * b(x, k);
-    out(x, y) = prod(x, y);
-    a.set_estimates({{0, 16}, {0, 32}});
-    b.set_estimates({{0, 32}, {0, 16}});
-    out.set_estimates({{0, 32}, {0, 32}});
-    const FunctionDAG dag = FunctionDAG::build(Pipeline(out));
+    const testing::MatmulPipeline m;
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(m.out));
     const Node &p = node(dag, "prod");
     ASSERT_EQ(p.stages.size(), 2u);
     const Stage &update = p.stages[1];

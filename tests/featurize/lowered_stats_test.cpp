@@ -1,6 +1,7 @@
 // The lowering oracle on hand-scheduled small pipelines whose counts are derived by hand in the
 // comments, and on hand-built Stmts for the interpreter's corner cases (intrinsics, unknowns).
 #include "featurize/lowered_stats.h"
+#include "tests/featurize/fixtures.h"
 
 #include <gtest/gtest.h>
 
@@ -29,18 +30,9 @@ LoweredStats measure(const Func &out, const FunctionDAG &dag, const LoweredStats
 
 // A separable 3x3 blur: in (100x80 uint16) -> blur_x -> blur_y (estimated 64x48). blur_y needs
 // blur_x over 64 x [-1, 48], i.e. 64x50 points.
-struct Blur {
-    ImageParam in{UInt(16), 2, "in"};
-    Var x{"x"}, y{"y"}, yo{"yo"}, yi{"yi"};
-    Func bx{"blur_x"}, by{"blur_y"};
-    FunctionDAG dag;
-    Blur() {
-        bx(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
-        by(x, y) = bx(x, y - 1) + bx(x, y) + bx(x, y + 1);
-        in.set_estimates({{0, 100}, {0, 80}});
-        by.set_estimates({{0, 64}, {0, 48}});
-        dag = dag_of(by);
-    }
+struct Blur : testing::BlurPipeline {
+    Var yo{"yo"}, yi{"yi"};
+    FunctionDAG dag = dag_of(by);
 };
 
 TEST(LoweredStats, SymbolsComeFromTheEstimates) {
@@ -196,21 +188,9 @@ TEST(LoweredStats, UnrolledLoopsAreExpandedInTheLoweredCode) {
 }
 
 // matmul: prod(x, y) = sum_k a(k, y) * b(x, k) over k in [0, 16), output 32x32.
-struct Matmul {
-    ImageParam a{Float(32), 2, "a"}, b{Float(32), 2, "b"};
-    Var x{"x"}, y{"y"}, xi{"xi"}, yi{"yi"};
-    RDom k{0, a.dim(0).extent(), "k"};
-    Func prod{"prod"}, out{"out"};
-    FunctionDAG dag;
-    Matmul() {
-        prod(x, y) = 0.0f;
-        prod(x, y) += a(k, y) * b(x, k);
-        out(x, y) = prod(x, y);
-        a.set_estimates({{0, 16}, {0, 32}});
-        b.set_estimates({{0, 32}, {0, 16}});
-        out.set_estimates({{0, 32}, {0, 32}});
-        dag = dag_of(out);
-    }
+struct Matmul : testing::MatmulPipeline {
+    Var xi{"xi"}, yi{"yi"};
+    FunctionDAG dag = dag_of(out);
 };
 
 TEST(LoweredStats, MatmulUpdateStageCountsItsReductionDomain) {
