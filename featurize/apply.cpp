@@ -145,7 +145,11 @@ std::vector<Directive> schedule_directives(const FunctionDAG &dag, const LoopNes
     for (size_t i = 0; i < dag.nodes.size(); i++) {
         if (dag.nodes[i].is_input || nest.inlined(int(i))) continue;
         for (size_t s = 0; s < dag.nodes[i].stages.size(); s++) {
+            const size_t before = out.size();
             loops[i].push_back(tile_stage(dag, nest, bounds, {int(i), int(s)}, out));
+            // An update left in its default loop order, said so (else Halide warns it was forgotten).
+            if (s > 0 && out.size() == before)
+                out.push_back({Directive::Unscheduled, {int(i), int(s)}, {}, 0, false, {}});
         }
     }
     for (size_t i = 0; i < dag.nodes.size(); i++) {
@@ -195,6 +199,7 @@ void apply(const FunctionDAG &dag, const LoopNest &nest) {
         case Directive::Vectorize: s.vectorize(var(v[0])); break;
         case Directive::Parallel: s.parallel(var(v[0])); break;
         case Directive::Unroll: s.unroll(var(v[0])); break;
+        case Directive::Unscheduled: s.unscheduled(); break;
         }
     }
 }
@@ -248,6 +253,7 @@ std::string schedule_source(const FunctionDAG &dag, const LoopNest &nest) {
         case Directive::Vectorize: o << s << ".vectorize(" << v[0] << ");\n"; break;
         case Directive::Parallel: o << s << ".parallel(" << v[0] << ");\n"; break;
         case Directive::Unroll: o << s << ".unroll(" << v[0] << ");\n"; break;
+        case Directive::Unscheduled: o << s << ".unscheduled();\n"; break;
         }
     }
     return o.str();

@@ -28,7 +28,8 @@ struct Directive {
         Fuse,
         Vectorize,
         Parallel,
-        Unroll
+        Unroll,
+        Unscheduled // an update kept in its default loop nest, on purpose
     };
     struct VarName {
         std::string name;

@@ -4,6 +4,8 @@
 #include "featurize/function_dag.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <set>
@@ -24,7 +26,7 @@ class SubstituteEstimates : public IRMutator {
     using IRMutator::visit;
 
     Expr visit(const Variable *op) override {
-        if (op->param.defined()) return from_param(op->name, op->param);
+        if (op->param.defined()) return from_param(op, op->param);
         if (op->image.defined()) return from_buffer(op->name, op->image);
         return op;
     }
@@ -42,10 +44,11 @@ class SubstituteEstimates : public IRMutator {
         return false;
     }
 
-    Expr from_param(const std::string &var, const Parameter &p) {
+    Expr from_param(const Variable *op, const Parameter &p) {
+        const std::string &var = op->name;
         if (!p.is_buffer()) {
             if (!p.estimate().defined()) throw UnsupportedPipeline("parameter '" + p.name() + "' has no estimate");
-            return cast(Int(32), p.estimate());
+            return cast(op->type, p.estimate()); // the param's own type: a float scale stays a float
         }
         bool is_min = false;
         int dim = 0;
@@ -139,10 +142,44 @@ int64_t floor_div(int64_t a, int64_t b) {
 
 int64_t floor_mod(int64_t a, int64_t b) { return b == 0 ? 0 : a - floor_div(a, b) * b; }
 
+using LetValues = std::vector<std::pair<std::string, int64_t>>;
+
+int64_t eval_expr(const Expr &e, const std::vector<std::string> &symbols, const std::vector<int64_t> &values,
+                  LetValues &lets);
+
+// A floating-point subexpression of an integer bound (a float parameter scaling an index).
+double eval_float(const Expr &e, const std::vector<std::string> &symbols, const std::vector<int64_t> &values,
+                  LetValues &lets) {
+    if (!e.type().is_float()) return double(eval_expr(e, symbols, values, lets));
+    auto ev = [&](const Expr &x) { return eval_float(x, symbols, values, lets); };
+    if (const double *v = as_const_float(e)) return *v;
+    if (const auto *op = e.as<Cast>()) return ev(op->value);
+    if (const auto *op = e.as<Add>()) return ev(op->a) + ev(op->b);
+    if (const auto *op = e.as<Sub>()) return ev(op->a) - ev(op->b);
+    if (const auto *op = e.as<Mul>()) return ev(op->a) * ev(op->b);
+    if (const auto *op = e.as<Div>()) return ev(op->a) / ev(op->b);
+    if (const auto *op = e.as<Min>()) return std::min(ev(op->a), ev(op->b));
+    if (const auto *op = e.as<Max>()) return std::max(ev(op->a), ev(op->b));
+    if (const auto *op = e.as<Select>()) {
+        return eval_expr(op->condition, symbols, values, lets) ? ev(op->true_value) : ev(op->false_value);
+    }
+    if (const auto *op = e.as<Call>(); op && op->args.size() == 1) {
+        if (op->name == "floor_f32" || op->name == "floor_f64") return std::floor(ev(op->args[0]));
+        if (op->name == "ceil_f32" || op->name == "ceil_f64") return std::ceil(ev(op->args[0]));
+        if (op->name == "round_f32" || op->name == "round_f64") return std::nearbyint(ev(op->args[0]));
+    }
+    throw UnsupportedPipeline("cannot evaluate region bound " + expr_text(e));
+}
+
 // Walks an integer expression over the symbols; throws on anything else.
 int64_t eval_expr(const Expr &e, const std::vector<std::string> &symbols, const std::vector<int64_t> &values,
-                  std::vector<std::pair<std::string, int64_t>> &lets) {
+                  LetValues &lets) {
     auto ev = [&](const Expr &x) { return eval_expr(x, symbols, values, lets); };
+    // Comparisons may compare floats.
+    auto cmp = [&](const Expr &a, const Expr &b, auto op) -> int64_t {
+        if (a.type().is_float()) return op(eval_float(a, symbols, values, lets), eval_float(b, symbols, values, lets));
+        return op(ev(a), ev(b));
+    };
     if (const int64_t *v = as_const_int(e)) return *v;
     if (const uint64_t *u = as_const_uint(e)) return int64_t(*u);
     if (const auto *var = e.as<Variable>()) {
@@ -161,16 +198,19 @@ int64_t eval_expr(const Expr &e, const std::vector<std::string> &symbols, const 
     if (const auto *op = e.as<Min>()) return std::min(ev(op->a), ev(op->b));
     if (const auto *op = e.as<Max>()) return std::max(ev(op->a), ev(op->b));
     if (const auto *op = e.as<Select>()) return ev(op->condition) ? ev(op->true_value) : ev(op->false_value);
-    if (const auto *op = e.as<EQ>()) return ev(op->a) == ev(op->b);
-    if (const auto *op = e.as<NE>()) return ev(op->a) != ev(op->b);
-    if (const auto *op = e.as<LT>()) return ev(op->a) < ev(op->b);
-    if (const auto *op = e.as<LE>()) return ev(op->a) <= ev(op->b);
-    if (const auto *op = e.as<GT>()) return ev(op->a) > ev(op->b);
-    if (const auto *op = e.as<GE>()) return ev(op->a) >= ev(op->b);
+    if (const auto *op = e.as<EQ>()) return cmp(op->a, op->b, std::equal_to<>());
+    if (const auto *op = e.as<NE>()) return cmp(op->a, op->b, std::not_equal_to<>());
+    if (const auto *op = e.as<LT>()) return cmp(op->a, op->b, std::less<>());
+    if (const auto *op = e.as<LE>()) return cmp(op->a, op->b, std::less_equal<>());
+    if (const auto *op = e.as<GT>()) return cmp(op->a, op->b, std::greater<>());
+    if (const auto *op = e.as<GE>()) return cmp(op->a, op->b, std::greater_equal<>());
     if (const auto *op = e.as<And>()) return ev(op->a) && ev(op->b);
     if (const auto *op = e.as<Or>()) return ev(op->a) || ev(op->b);
     if (const auto *op = e.as<Not>()) return !ev(op->a);
     if (const auto *op = e.as<Cast>()) {
+        if (op->type.is_int_or_uint() && op->value.type().is_float()) {
+            return int64_t(std::trunc(eval_float(op->value, symbols, values, lets))); // Halide truncates
+        }
         if (op->type.is_int_or_uint()) return ev(op->value);
     }
     if (const auto *op = e.as<Let>()) {
@@ -241,12 +281,21 @@ private:
     }
 };
 
-std::vector<const Call *> calls_to(const Definition &def, const std::string &name) {
+// The arguments of every call to `name` in a definition, in call-site order, with enclosing
+// let-bound variables substituted (a let variable is not a constant: its value may move with
+// the loops).
+std::vector<std::vector<Expr>> call_args_to(const Definition &def, const std::string &name) {
+    std::vector<Expr> exprs = def.values(); // kept alive while the collected Call pointers are read
+    exprs.insert(exprs.end(), def.args().begin(), def.args().end());
+    if (def.predicate().defined()) exprs.push_back(def.predicate());
     CollectCalls c;
-    c.collect(def);
-    std::vector<const Call *> found;
+    for (Expr &e : exprs) {
+        e = substitute_in_all_lets(e);
+        e.accept(&c);
+    }
+    std::vector<std::vector<Expr>> found;
     for (const Call *call : c.calls) {
-        if (call->name == name) found.push_back(call);
+        if (call->name == name) found.push_back(call->args);
     }
     return found;
 }
@@ -269,29 +318,38 @@ SymbolicBound::SymbolicBound(const Expr &e, const std::vector<std::string> &symb
         constant_ = a->constant;
     } else {
         // Fail now, not in the middle of a search, if the expression cannot be evaluated.
-        std::vector<std::pair<std::string, int64_t>> lets;
+        LetValues lets;
         eval_expr(expr_, symbols_, std::vector<int64_t>(symbols_.size(), 0), lets);
     }
 }
 
-int64_t SymbolicBound::eval(const std::vector<int64_t> &symbols) const {
-    if (affine_) {
+int64_t SymbolicBound::eval(const std::vector<Span> &loop_bounds) const {
+    if (affine_) { // symbol 2i is loop i's min, 2i + 1 its max: no symbol vector to build
         int64_t r = constant_;
-        for (size_t i = 0; i < coeffs_.size(); i++) r += coeffs_[i] * symbols[i];
+        for (size_t i = 0; i < loop_bounds.size(); i++) {
+            r += coeffs_[2 * i] * loop_bounds[i].min + coeffs_[2 * i + 1] * loop_bounds[i].max;
+        }
         return r;
     }
-    std::vector<std::pair<std::string, int64_t>> lets;
+    std::vector<int64_t> symbols(2 * loop_bounds.size());
+    for (size_t i = 0; i < loop_bounds.size(); i++) {
+        symbols[2 * i] = loop_bounds[i].min;
+        symbols[2 * i + 1] = loop_bounds[i].max;
+    }
+    LetValues lets;
     return eval_expr(expr_, symbols_, symbols, lets);
 }
 
-std::vector<Span> Edge::required(const std::vector<Span> &consumer_loop_bounds) const {
-    std::vector<int64_t> symbols(consumer_loop_bounds.size() * 2);
-    for (size_t i = 0; i < consumer_loop_bounds.size(); i++) {
-        symbols[2 * i] = consumer_loop_bounds[i].min;
-        symbols[2 * i + 1] = consumer_loop_bounds[i].max;
+void Edge::required(const std::vector<Span> &consumer_loop_bounds, std::vector<Span> &out) const {
+    out.resize(region.size());
+    for (size_t d = 0; d < region.size(); d++) {
+        out[d] = {region[d].first.eval(consumer_loop_bounds), region[d].second.eval(consumer_loop_bounds)};
     }
-    std::vector<Span> r(region.size());
-    for (size_t d = 0; d < region.size(); d++) r[d] = {region[d].first.eval(symbols), region[d].second.eval(symbols)};
+}
+
+std::vector<Span> Edge::required(const std::vector<Span> &consumer_loop_bounds) const {
+    std::vector<Span> r;
+    required(consumer_loop_bounds, r);
     return r;
 }
 
@@ -414,9 +472,9 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 const int producer = dag.node_index(name);
                 if (producer < 0) continue; // not a Func or image of this pipeline
                 std::vector<Jacobian> jacobians;
-                for (const Call *call : calls_to(defs[si], name)) {
+                for (const std::vector<Expr> &args : call_args_to(defs[si], name)) {
                     Jacobian j;
-                    for (const Expr &call_arg : call->args) {
+                    for (const Expr &call_arg : args) {
                         const Expr arg = with_estimates(call_arg);
                         std::vector<JacobianEntry> row;
                         for (const Loop &l : st.loops) {

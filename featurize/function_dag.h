@@ -48,7 +48,8 @@ class SymbolicBound {
 public:
     SymbolicBound() = default;
     SymbolicBound(const Halide::Expr &e, const std::vector<std::string> &symbols);
-    int64_t eval(const std::vector<int64_t> &symbols) const;
+    // For concrete loop bounds of the stage, innermost first (one Span per loop).
+    int64_t eval(const std::vector<Span> &loop_bounds) const;
     bool is_affine() const { return affine_; }
     const Halide::Expr &expr() const { return expr_; }
 
@@ -114,8 +115,10 @@ struct Edge {
     // Per producer dimension, the required [min, max] over all call sites.
     std::vector<std::pair<SymbolicBound, SymbolicBound>> region;
     std::vector<Jacobian> jacobians; // per call site
-    // The producer region needed for concrete consumer loop bounds (innermost first).
+    // The producer region needed for concrete consumer loop bounds (innermost first). The
+    // second form reuses `out`'s storage: no allocation in the search's hot loop once it is sized.
     std::vector<Span> required(const std::vector<Span> &consumer_loop_bounds) const;
+    void required(const std::vector<Span> &consumer_loop_bounds, std::vector<Span> &out) const;
 };
 
 // An expression as Halide prints it (for error messages and dumps).

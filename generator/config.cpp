@@ -1,16 +1,7 @@
 #include "config.h"
 
-#include "errors.h"
-
-#include <yaml-cpp/yaml.h>
-
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <functional>
-#include <set>
-#include <sstream>
+#include "common/errors.h"
+#include "common/yaml_reader.h"
 
 namespace schedforge::gen {
 
@@ -19,60 +10,10 @@ namespace {
 void set_kind(FlavourMix &mix, StageKind k, double w) { mix.kind_weights[int(k)] = w; }
 void set_type(FlavourMix &mix, ScalarType t, double w) { mix.type_weights[int(t)] = w; }
 
-[[noreturn]] void fail(const std::string &source, const std::string &message) {
-    throw UserError(source + ": " + message);
-}
-
-// Walks a YAML mapping, dispatching known keys and rejecting unknown ones by full path.
-class MapReader {
-public:
-    MapReader(const YAML::Node &node, std::string path, const std::string &source)
-        : node_(node), path_(std::move(path)), source_(source) {
-        if (!node_.IsMap()) fail(source_, "'" + display() + "' must be a mapping");
-    }
-
-    void on(const std::string &key, std::function<void(const YAML::Node &, const std::string &)> fn) {
-        handlers_.emplace_back(key, std::move(fn));
-    }
-
-    void run() {
-        std::set<std::string> known;
-        for (const auto &[key, fn] : handlers_) known.insert(key);
-        for (const auto &kv : node_) {
-            const std::string key = kv.first.as<std::string>();
-            if (!known.count(key)) fail(source_, "unknown key '" + join(key) + "'");
-        }
-        for (const auto &[key, fn] : handlers_) {
-            if (node_[key]) fn(node_[key], join(key));
-        }
-    }
-
-private:
-    std::string join(const std::string &key) const { return path_.empty() ? key : path_ + "." + key; }
-    std::string display() const { return path_.empty() ? "<top level>" : path_; }
-
-    YAML::Node node_;
-    std::string path_;
-    const std::string &source_;
-    std::vector<std::pair<std::string, std::function<void(const YAML::Node &, const std::string &)>>> handlers_;
-};
-
-template<typename T>
-T scalar(const YAML::Node &node, const std::string &key, const std::string &source, const char *what) {
-    if (!node.IsScalar()) fail(source, "'" + key + "' must be " + what);
-    try {
-        return node.as<T>();
-    } catch (const YAML::Exception &) {
-        fail(source, "'" + key + "' must be " + what + ", got '" + node.Scalar() + "'");
-    }
-}
-
-int64_t integer(const YAML::Node &n, const std::string &key, const std::string &source) {
-    return scalar<int64_t>(n, key, source, "an integer");
-}
-double number(const YAML::Node &n, const std::string &key, const std::string &source) {
-    return scalar<double>(n, key, source, "a number");
-}
+using yaml::fail;
+using yaml::integer;
+using yaml::MapReader;
+using yaml::number;
 
 void read_range(const YAML::Node &node, const std::string &key, const std::string &source, IntRange *out) {
     MapReader r(node, key, source);
@@ -231,14 +172,7 @@ void validate(const GeneratorConfig &c) {
 GeneratorConfig parse_generator_config(const std::string &yaml_text, const std::string &source) {
     GeneratorConfig c;
     c.source = source;
-    YAML::Node root;
-    try {
-        root = YAML::Load(yaml_text);
-    } catch (const YAML::ParserException &e) {
-        fail(source, "malformed YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
-                         std::to_string(e.mark.column + 1) + ": " + e.msg);
-    }
-    if (!root || root.IsNull()) fail(source, "the file is empty; expected a mapping of settings");
+    const YAML::Node root = yaml::parse(yaml_text, source);
     try {
         MapReader top(root, "", source);
         top.on("version", [&](const YAML::Node &n, const std::string &k) {
@@ -291,14 +225,7 @@ GeneratorConfig parse_generator_config(const std::string &yaml_text, const std::
 }
 
 GeneratorConfig load_generator_config(const std::string &path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw UserError(path + ": is a folder, not a config file");
-    std::ifstream in(path);
-    if (!in) throw UserError(path + ": cannot read config file (" + std::strerror(errno) + ")");
-    std::stringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw UserError(path + ": error while reading config file");
-    return parse_generator_config(text.str(), path);
+    return parse_generator_config(yaml::read_file(path), path);
 }
 
 } // namespace schedforge::gen

@@ -8,7 +8,7 @@
 // depend on the seed.
 #include "generator/build.h"
 #include "generator/config.h"
-#include "generator/errors.h"
+#include "common/errors.h"
 #include "generator/synthesize.h"
 
 #include <Halide.h>

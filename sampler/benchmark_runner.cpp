@@ -1,6 +1,6 @@
 #include "sampler/benchmark_runner.h"
 
-#include "generator/errors.h"
+#include "common/errors.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -5,7 +5,7 @@
 // run_cli() parses flags with CLI11 and runs `body`, mapping exceptions to those codes.
 #pragma once
 
-#include "generator/errors.h"
+#include "common/errors.h"
 
 #include <CLI/CLI.hpp>
 

@@ -1,7 +1,7 @@
 // Writing files so that a reader never sees half of one: write a sibling temporary, then rename.
 #pragma once
 
-#include "generator/errors.h"
+#include "common/errors.h"
 
 #include <cerrno>
 #include <cstring>

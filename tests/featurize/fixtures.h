@@ -41,4 +41,24 @@ struct MatmulPipeline {
     }
 };
 
+// A conv layer: conv(c, x, y, n) = bias(c) + sum over r (3 x 3 x 4) of filter(c, r.x, r.y, r.z) *
+// input(r.z, x + r.x, y + r.y, n); relu = max(conv, 0). float; relu estimated 8 x 8 x 8 x 2
+// (channels, width, height, batch), input 4 x 10 x 10 x 2.
+struct ConvLayerPipeline {
+    Halide::ImageParam input{Halide::Float(32), 4, "input"}, filter{Halide::Float(32), 4, "filter"},
+        bias{Halide::Float(32), 1, "bias"};
+    Halide::Var c{"c"}, x{"x"}, y{"y"}, n{"n"};
+    Halide::RDom r{0, 3, 0, 3, 0, 4, "r"};
+    Halide::Func conv{"conv"}, relu{"relu"};
+    ConvLayerPipeline() {
+        conv(c, x, y, n) = bias(c);
+        conv(c, x, y, n) += filter(c, r.x, r.y, r.z) * input(r.z, x + r.x, y + r.y, n);
+        relu(c, x, y, n) = max(conv(c, x, y, n), 0.0f);
+        input.set_estimates({{0, 4}, {0, 10}, {0, 10}, {0, 2}});
+        filter.set_estimates({{0, 8}, {0, 3}, {0, 3}, {0, 4}});
+        bias.set_estimates({{0, 8}});
+        relu.set_estimates({{0, 8}, {0, 8}, {0, 8}, {0, 2}});
+    }
+};
+
 } // namespace schedforge::featurize::testing

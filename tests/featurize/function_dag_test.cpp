@@ -147,6 +147,41 @@ TEST(FunctionDAG, ClampedAccessesEvaluateExactly) {
     EXPECT_EQ(node(dag, "repeat_edge").region_at_root, (std::vector<Span>{{-3, 46}}));
 }
 
+TEST(FunctionDAG, LetBoundIndicesFollowTheirLoops) {
+    // g(x) = let t = 2x + 1 in f(t): the call's argument is the let variable, which moves two
+    // steps per step of x. It is not a constant, however it looks in the call.
+    ImageParam in(Float(32), 1, "in");
+    Var x("x");
+    Func f("f"), g("g");
+    f(x) = in(x)*2.0f;
+    const Expr t = Internal::Variable::make(Int(32), "t");
+    g(x) = Internal::Let::make("t", 2 * x + 1, f(t) + f(t + 1));
+    in.set_estimates({{0, 100}});
+    g.set_estimates({{0, 40}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(g));
+    const Edge &e = edge_between(dag, "f", "g");
+    ASSERT_EQ(e.calls, 2);
+    EXPECT_EQ(values(e.jacobians[0]), (std::vector<std::vector<double>>{{2}}));
+    EXPECT_EQ(values(e.jacobians[1]), (std::vector<std::vector<double>>{{2}}));
+    EXPECT_EQ(e.required({{0, 9}}), (std::vector<Span>{{1, 20}}));
+}
+
+TEST(FunctionDAG, FloatParamsKeepTheirTypeUnderEstimates) {
+    // A float scale in an index: its estimate must stay a float, or the product is ill-typed.
+    ImageParam in(Float(32), 1, "in");
+    Param<float> scale("scale");
+    Var x("x");
+    Func g("g");
+    g(x) = in(cast<int>(x * scale));
+    in.set_estimates({{0, 100}});
+    scale.set_estimate(0.5f);
+    g.set_estimates({{0, 40}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(g));
+    EXPECT_EQ(node(dag, "in").region_at_root, (std::vector<Span>{{0, 19}})) << dag.describe();
+    // x * 0.5 through a cast is not an affine integer index: the Jacobian entry is unknown.
+    EXPECT_FALSE(edge_between(dag, "in_im", "g").jacobians[0].entries[0][0].has_value());
+}
+
 TEST(FunctionDAG, MissingEstimatesAreReported) {
     Blur b;
     Func unestimated("unestimated");

@@ -132,18 +132,8 @@ TEST(PipelineFeatures, MatmulUpdateBroadcastsBothOperandsAlongTheReduction) {
 }
 
 TEST(PipelineFeatures, ConvLayerInputWindowIsAStencilOverTheReduction) {
-    ImageParam input(Float(32), 4, "input"), filter(Float(32), 4, "filter"), bias(Float(32), 1, "bias");
-    Var c("c"), x("x"), y("y"), n("n");
-    RDom r(0, 3, 0, 3, 0, 4, "r");
-    Func conv("conv"), relu("relu");
-    conv(c, x, y, n) = bias(c);
-    conv(c, x, y, n) += filter(c, r.x, r.y, r.z) * input(r.z, x + r.x, y + r.y, n);
-    relu(c, x, y, n) = max(conv(c, x, y, n), 0.0f);
-    input.set_estimates({{0, 4}, {0, 10}, {0, 10}, {0, 2}});
-    filter.set_estimates({{0, 8}, {0, 3}, {0, 3}, {0, 4}});
-    bias.set_estimates({{0, 8}});
-    relu.set_estimates({{0, 8}, {0, 8}, {0, 8}, {0, 2}});
-    const FunctionDAG dag = FunctionDAG::build(Pipeline(relu));
+    const testing::ConvLayerPipeline conv;
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(conv.relu));
     // conv = bias_im(c): one Func load broadcast along x, y and n; 1 + 4 variables.
     EXPECT_EQ(nonzero(dag, "conv", 0), (Features{{"op.func_call.float32", 1},
                                                  {"op.variable.uint32", 5},

@@ -288,5 +288,111 @@ TEST(ScheduleFeatures, GoldenMatmulRegisterBlock) {
     EXPECT_EQ(f.unique_lines_read_per_task, 8 + 32);
 }
 
+// The conv layer of fixtures.h. Nodes: relu, conv, then the ImageParams' wrappers and inputs.
+struct ConvLayer : testing::ConvLayerPipeline {
+    FunctionDAG dag;
+    int relu_node, conv_node;
+    ConvLayer() {
+        dag = FunctionDAG::build(Pipeline(relu));
+        relu_node = node_of(dag, "relu");
+        conv_node = node_of(dag, "conv");
+    }
+};
+
+TEST(ScheduleFeatures, GoldenConvLayer) {
+    ConvLayer l;
+    const Stage &update = l.dag.nodes[size_t(l.conv_node)].stages[1];
+    ASSERT_EQ(update.loops.size(), 7u); // r.x, r.y, r.z, c, x, y, n: innermost first
+    LoopNest n(l.dag);
+    // relu at root: parallel over its 8 rows x 2 images (16 tasks of 8 x 8 channels x columns),
+    // 8-wide vectors along c. conv computed per task, both stages vectorized along c, the update
+    // in its default order (the reduction innermost).
+    n.funcs[size_t(l.relu_node)] = {Site::root(), Site::root(), {{{{8, 8, 1, 1}}, 0, 8, true, false}}};
+    n.funcs[size_t(l.conv_node)] = {Site::at({l.relu_node, 0}, 0),
+                                    Site::at({l.relu_node, 0}, 0),
+                                    {{{}, 0, 8, false, false}, {{}, 3, 8, false, false}}};
+    for (size_t i = 0; i < l.dag.nodes.size(); i++) {
+        if (can_inline(l.dag, int(i))) n.funcs[i] = {Site::inlined(), Site::inlined(), {}}; // the wrappers
+    }
+    ASSERT_EQ(n.validate(l.dag), "");
+    const std::vector<StageFeatures> all = compute_schedule_features(l.dag, n, kAvx2);
+    {
+        SCOPED_TRACE("relu: at root, 16 parallel tasks of 8 x 8 (c, x)");
+        const ScheduleFeatures &f = features(all, l.relu_node);
+        EXPECT_EQ(f.num_realizations, 1);
+        EXPECT_EQ(f.num_productions, 1);
+        EXPECT_EQ(f.points_computed_total, 8 * 8 * 8 * 2);
+        EXPECT_EQ(f.points_computed_minimum, 8 * 8 * 8 * 2);
+        EXPECT_EQ(f.innermost_loop_extent, 8 * 8); // one task's tile
+        EXPECT_EQ(f.innermost_pure_loop_extent, 8 * 8);
+        EXPECT_EQ(f.inner_parallelism, 8 * 2);
+        EXPECT_EQ(f.outer_parallelism, 1);
+        EXPECT_EQ(f.bytes_at_realization, 1024 * 4);
+        EXPECT_EQ(f.innermost_bytes_at_realization, 8 * 4); // the 8 channels
+        // All of conv (1024 floats, 8 x 8 x 2 = 128 lines of channels) through its per-task
+        // buffer of 8 x 8.
+        EXPECT_EQ(f.unique_bytes_read_per_realization, 1024 * 4);
+        EXPECT_EQ(f.unique_lines_read_per_realization, 128);
+        EXPECT_EQ(f.allocation_bytes_read_per_realization, 8 * 8 * 4);
+        EXPECT_EQ(f.vector_size, 8);
+        EXPECT_EQ(f.num_vectors, 1024 / 8);
+        EXPECT_EQ(f.vector_loads_per_vector, 1); // conv(c, x, y, n), dense along c
+        EXPECT_EQ(f.scalar_loads_per_vector, 0);
+        EXPECT_EQ(f.unique_bytes_read_per_vector, 8 * 4);
+        EXPECT_EQ(f.unique_bytes_read_per_task, 8 * 8 * 4);
+        EXPECT_EQ(f.unique_lines_read_per_task, 8);
+        EXPECT_EQ(f.bytes_at_task, 8 * 8 * 4);
+        EXPECT_EQ(f.working_set_at_root, 8 * 8 * 4); // conv's buffer
+    }
+    {
+        SCOPED_TRACE("conv = bias(c): per task of relu, 8 x 8 points");
+        const ScheduleFeatures &f = features(all, l.conv_node, 0);
+        EXPECT_EQ(f.num_realizations, 16);
+        EXPECT_EQ(f.num_productions, 16);
+        EXPECT_EQ(f.points_computed_per_production, 64);
+        EXPECT_EQ(f.points_computed_total, 1024);
+        EXPECT_EQ(f.inner_parallelism, 1);
+        EXPECT_EQ(f.outer_parallelism, 16);
+        EXPECT_EQ(f.bytes_at_realization, 64 * 4);
+        EXPECT_EQ(f.bytes_at_root, 1024 * 4);
+        // bias(c) moves with c: one dense vector load of its 8 floats, one line.
+        EXPECT_EQ(f.vector_loads_per_vector, 1);
+        EXPECT_EQ(f.unique_bytes_read_per_vector, 8 * 4);
+        EXPECT_EQ(f.unique_bytes_read_per_realization, 8 * 4);
+        EXPECT_EQ(f.allocation_bytes_read_per_realization, 8 * 4); // bias's whole buffer
+        EXPECT_EQ(f.working_set, 0);
+        EXPECT_EQ(f.working_set_at_task, 8 * 8 * 4); // conv's own buffer lives in the task
+    }
+    {
+        SCOPED_TRACE("conv += filter * input: 36 reduction steps per point");
+        const ScheduleFeatures &f = features(all, l.conv_node, 1);
+        EXPECT_EQ(f.num_realizations, 16);
+        EXPECT_EQ(f.points_computed_per_production, 64 * 36);
+        EXPECT_EQ(f.points_computed_total, 16 * 64 * 36);
+        EXPECT_EQ(f.points_computed_minimum, 16 * 64 * 36);
+        EXPECT_EQ(f.innermost_loop_extent, 64 * 36); // untiled: every loop in one level
+        EXPECT_EQ(f.innermost_pure_loop_extent, 64);
+        EXPECT_EQ(f.num_vectors, 16 * 64 * 36 / 8);
+        EXPECT_EQ(f.num_scalars, 0);
+        // Per vector of 8 channels: conv itself and filter(c, ...) are dense vector loads;
+        // input(r.z, x + r.x, y + r.y, n) does not move with c, one scalar load broadcast.
+        EXPECT_EQ(f.vector_loads_per_vector, 2);
+        EXPECT_EQ(f.scalar_loads_per_vector, 1);
+        EXPECT_EQ(f.scalar_loads_per_scalar, 3);
+        EXPECT_EQ(f.unique_bytes_read_per_vector, 8 * 4 + 4); // 8 floats of filter, 1 of input
+        EXPECT_EQ(f.unique_lines_read_per_vector, 2);
+        // Per task (one row y of one image n): all of filter, 8 x 3 x 3 x 4 = 288 floats in 36
+        // lines; input over r.z 0..3, x + r.x 0..9, y + r.y 3 rows: 4 x 10 x 3 = 120 floats in
+        // 30 lines.
+        EXPECT_EQ(f.unique_bytes_read_per_realization, (288 + 120) * 4);
+        EXPECT_EQ(f.unique_lines_read_per_realization, 36 + 30);
+        EXPECT_EQ(f.unique_bytes_read_per_task, (288 + 120) * 4);
+        EXPECT_EQ(f.unique_lines_read_per_task, 66);
+        // Both inputs' whole buffers: filter's 288 floats and input's 4 x 10 x 10 x 2 = 800.
+        EXPECT_EQ(f.allocation_bytes_read_per_realization, (288 + 800) * 4);
+        EXPECT_EQ(f.bytes_at_task, 64 * 4);
+    }
+}
+
 } // namespace
 } // namespace schedforge::featurize
