@@ -15,6 +15,7 @@
 #include "featurize/function_dag.h"
 #include "featurize/random_loop_nest.h"
 #include "featurize/schedule_features.h"
+#include "tools/app_list.h"
 #include "tools/cli.h"
 #include "tools/table.h"
 
@@ -25,9 +26,10 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <sstream>
 
 namespace {
+
+using schedforge::tools::format_number;
 
 using Clock = std::chrono::steady_clock;
 namespace sa = schedforge::apps;
@@ -38,12 +40,6 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-std::string fmt(double v, const char *spec) {
-    char b[64];
-    std::snprintf(b, sizeof b, spec, v);
-    return b;
 }
 
 double geomean(const std::vector<double> &v) {
@@ -124,16 +120,7 @@ int main(int argc, char **argv) {
     app.add_option("--states", states, "Random LoopNests featurized per app")->check(CLI::PositiveNumber);
     app.add_option("--seed", seed, "Seed of the first random LoopNest");
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
-        std::vector<std::string> names;
-        if (apps_arg == "all") {
-            names = sa::app_names();
-        } else {
-            std::stringstream s(apps_arg);
-            for (std::string n; std::getline(s, n, ',');) {
-                if (!sa::make_app(n)) throw schedforge::UserError("--apps: unknown app '" + n + "'");
-                names.push_back(n);
-            }
-        }
+        const std::vector<std::string> names = schedforge::tools::parse_app_list(apps_arg);
         const Halide::Target target = Halide::get_host_target();
         schedforge::tools::Table table({"app", "nodes", "edges", "dag ms", "lower ms", "dag/lower", "ns/region"});
         schedforge::tools::Table features_table(
@@ -172,18 +159,19 @@ int main(int argc, char **argv) {
             const double ratio = median(dag_s) / median(lower_s);
             ratios.push_back(ratio);
             table.add_row({name, std::to_string(dag.nodes.size()), std::to_string(dag.edges.size()),
-                           fmt(median(dag_s) * 1e3, "%.2f"), fmt(median(lower_s) * 1e3, "%.1f"), fmt(ratio, "%.3f"),
-                           fmt(ns, "%.0f")});
+                           format_number("%.2f", median(dag_s) * 1e3), format_number("%.1f", median(lower_s) * 1e3),
+                           format_number("%.3f", ratio), format_number("%.0f", ns)});
             const FeatureTiming ft = time_features(name, dag, states, seed, target, feature_checksum);
             feature_ratios.push_back(ft.ratio);
             complete_us.push_back(ft.complete_us);
             partial_us.push_back(ft.partial_us);
-            features_table.add_row({name, std::to_string(ft.stages), fmt(ft.complete_us, "%.2f"),
-                                    fmt(ft.partial_us, "%.2f"), fmt(ft.ratio, "%.5f")});
+            features_table.add_row({name, std::to_string(ft.stages), format_number("%.2f", ft.complete_us),
+                                    format_number("%.2f", ft.partial_us), format_number("%.5f", ft.ratio)});
         }
-        table.add_row({"geomean", "", "", "", "", fmt(geomean(ratios), "%.3f"), ""});
-        features_table.add_row({"geomean", "", fmt(geomean(complete_us), "%.2f"), fmt(geomean(partial_us), "%.2f"),
-                                fmt(geomean(feature_ratios), "%.5f")});
+        table.add_row({"geomean", "", "", "", "", format_number("%.3f", geomean(ratios)), ""});
+        features_table.add_row({"geomean", "", format_number("%.2f", geomean(complete_us)),
+                                format_number("%.2f", geomean(partial_us)),
+                                format_number("%.5f", geomean(feature_ratios))});
         std::cout << "FunctionDAG build against lowering at root, and region evaluation:\n";
         table.print(std::cout);
         std::cout << "\nSchedule features of random LoopNests (" << states

@@ -2,11 +2,19 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
 #include <ostream>
 #include <string>
 #include <vector>
 
 namespace schedforge::tools {
+
+// One number as printf's `spec` formats it ("%.2f"), for table cells.
+inline std::string format_number(const char *spec, double v) {
+    char b[64];
+    std::snprintf(b, sizeof b, spec, v);
+    return b;
+}
 
 class Table {
 public:

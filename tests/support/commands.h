@@ -10,6 +10,8 @@ namespace schedforge::testing {
 
 inline std::string gp(const std::string &args) { return std::string(GENERATE_PIPELINES) + " " + args; }
 
+inline std::string autoschedule(const std::string &args) { return std::string(AUTOSCHEDULE) + " " + args; }
+
 inline std::string compare_schedulers(const std::string &args) { return std::string(COMPARE_SCHEDULERS) + " " + args; }
 
 // The random_pipeline Generator writing a static library, header and .stmt into `out`.

@@ -1,0 +1,88 @@
+// bench-search: search time per app, schedforge's beam search (manual cost model) against
+// Halide's Adams2019 plugin on the same pipeline, in the same process, at the same beam size and
+// passes (Adams2019 reads them from HL_BEAM_SIZE and HL_NUM_PASSES, set here).
+//
+//   bench-search [--apps all|a,b] [--beam 32] [--passes 5]
+//
+// Prints per app both search times and their ratio (ours / Adams2019; below 1 is faster), and the
+// geomean ratio. Adams2019's time includes its own featurization and cost model on its
+// shipped weights; ours includes building the FunctionDAG.
+#include "apps/app.h"
+#include "featurize/function_dag.h"
+#include "sampler/beam_search.h"
+#include "sampler/cost_model.h"
+#include "sampler/fingerprint.h"
+#include "sampler/halide_autoschedulers.h"
+#include "tools/app_list.h"
+#include "tools/cli.h"
+#include "tools/table.h"
+
+#include <Halide.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+namespace {
+
+using schedforge::tools::format_number;
+
+using Clock = std::chrono::steady_clock;
+namespace sa = schedforge::apps;
+namespace sf = schedforge::featurize;
+namespace ss = schedforge::sampler;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+} // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"Search time per app: schedforge's beam search against Halide's Adams2019.", "bench-search"};
+    std::string apps_arg = "all";
+    int beam = 32, passes = 5;
+    app.add_option("--apps", apps_arg, "Apps to measure: all, or a comma-separated list");
+    app.add_option("--beam", beam, "Beam size for both searches")->check(CLI::PositiveNumber);
+    app.add_option("--passes", passes, "Passes for both searches")->check(CLI::PositiveNumber);
+    return schedforge::tools::run_cli(app, argc, argv, [&]() {
+        const std::vector<std::string> names = schedforge::tools::parse_app_list(apps_arg);
+        setenv("HL_BEAM_SIZE", std::to_string(beam).c_str(), 1);
+        setenv("HL_NUM_PASSES", std::to_string(passes).c_str(), 1);
+        const Halide::Target target = Halide::get_host_target();
+        const ss::HardwareFingerprint fp = ss::fingerprint_this_machine();
+        const Halide::MachineParams params = ss::machine_params_for(fp);
+        ss::SearchOptions options;
+        options.beam_size = beam;
+        options.passes = passes;
+        options.cores = fp.logical_cpus;
+        schedforge::tools::Table table({"app", "schedforge s", "Adams2019 s", "ratio"});
+        double log_sum = 0;
+        int measured = 0;
+        for (const std::string &name : names) {
+            sa::BuiltApp ours = sa::build_app(name, /*small=*/false);
+            auto t = Clock::now();
+            const sf::FunctionDAG dag = sf::FunctionDAG::build(ours.pipeline);
+            ss::ManualCostModel model(options.coefficients);
+            ss::beam_search(dag, target, model, options);
+            const double ours_s = seconds_since(t);
+            sa::BuiltApp theirs = sa::build_app(name, /*small=*/false);
+            double theirs_s = 0;
+            try {
+                t = Clock::now();
+                ss::run_halide_autoscheduler("Adams2019", theirs.pipeline, target, params);
+                theirs_s = seconds_since(t);
+            } catch (const Halide::Error &e) {
+                table.add_row({name, format_number("%.2f", ours_s), "failed", ""});
+                continue;
+            }
+            log_sum += std::log(ours_s / theirs_s);
+            measured++;
+            table.add_row({name, format_number("%.2f", ours_s), format_number("%.2f", theirs_s),
+                           format_number("%.2f", ours_s / theirs_s)});
+        }
+        table.add_row({"geomean", "", "", measured ? format_number("%.2f", std::exp(log_sum / measured)) : ""});
+        table.print(std::cout);
+        return 0;
+    });
+}

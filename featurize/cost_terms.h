@@ -1,0 +1,157 @@
+// The 27 hand-designed cost terms of the source paper's Appendix B, written once for every cost
+// model: per stage, cost = sum_i c_i * term_i, where the manual model (sampler/) takes the
+// coefficients c_i from a config file and the learned model (trainer/) predicts them per stage
+// with its network. The terms are linear in the coefficients, so each one below is the factor
+// that multiplies its c_i in the paper's formula.
+//
+// The definition is a template over the number type: `double` for the manual model here, and a
+// Halide `Expr` for the trainer's pipelines, which supplies its own `select_value`, `max_value`,
+// `min_value` and `ceil_value` overloads found by argument-dependent lookup.
+//
+// One deviation from the paper's text: our features give an inlined stage no vectors or scalars
+// of its own (its work happens in its consumers), so the inlined branch of the compute cost
+// counts its evaluations, inlined_calls, as its lanes (terms 0 and 1); otherwise inlining would
+// look free.
+#pragma once
+
+#include "featurize/schedule_features.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace schedforge::featurize {
+
+inline constexpr int kNumCostTerms = 27;
+
+inline double select_value(bool c, double t, double f) { return c ? t : f; }
+inline double max_value(double a, double b) { return std::max(a, b); }
+inline double min_value(double a, double b) { return std::min(a, b); }
+inline double ceil_value(double a) { return std::ceil(a); }
+
+// Short names of the terms, in coefficient order (for configs, weights files and reports).
+inline const std::array<const char *, kNumCostTerms> &cost_term_names() {
+    static const std::array<const char *, kNumCostTerms> names = {"inlined_vector_compute",
+                                                                  "inlined_scalar_compute",
+                                                                  "vector_compute",
+                                                                  "scalar_compute",
+                                                                  "lines_read_per_realization",
+                                                                  "bytes_read_per_realization",
+                                                                  "vector_loads",
+                                                                  "scalar_loads_per_scalar",
+                                                                  "scalar_loads_per_vector",
+                                                                  "scalar_bytes_read",
+                                                                  "vector_bytes_read",
+                                                                  "scalar_lines_read",
+                                                                  "vector_lines_read",
+                                                                  "task_bytes_read",
+                                                                  "task_lines_read",
+                                                                  "parallel_lines_written",
+                                                                  "output_lines_written",
+                                                                  "serial_lines_written",
+                                                                  "parallel_bytes_stored",
+                                                                  "output_bytes_stored",
+                                                                  "serial_bytes_stored",
+                                                                  "false_sharing",
+                                                                  "page_faults",
+                                                                  "mallocs",
+                                                                  "parallel_launches",
+                                                                  "parallel_tasks",
+                                                                  "working_set"};
+    return names;
+}
+
+// The features a term reads, as the number type T (double, or the trainer's Halide Expr).
+template<typename T>
+struct CostTermInputs {
+    // Schedule features, by Appendix A name.
+    T num_realizations, num_productions, inner_parallelism, outer_parallelism, bytes_at_realization,
+        bytes_at_production, inlined_calls, unique_bytes_read_per_realization, unique_lines_read_per_realization,
+        vector_size, num_vectors, num_scalars, scalar_loads_per_vector, vector_loads_per_vector,
+        scalar_loads_per_scalar, unique_bytes_read_per_vector, unique_lines_read_per_vector, unique_bytes_read_per_task,
+        unique_lines_read_per_task, bytes_at_task, innermost_bytes_at_task, working_set;
+    T is_output; // 1 for the pipeline's outputs, else 0
+    T num_cores;
+};
+
+inline CostTermInputs<double> cost_term_inputs(const ScheduleFeatures &f, bool is_output, int num_cores) {
+    return {f.num_realizations,
+            f.num_productions,
+            f.inner_parallelism,
+            f.outer_parallelism,
+            f.bytes_at_realization,
+            f.bytes_at_production,
+            f.inlined_calls,
+            f.unique_bytes_read_per_realization,
+            f.unique_lines_read_per_realization,
+            f.vector_size,
+            f.num_vectors,
+            f.num_scalars,
+            f.scalar_loads_per_vector,
+            f.vector_loads_per_vector,
+            f.scalar_loads_per_scalar,
+            f.unique_bytes_read_per_vector,
+            f.unique_lines_read_per_vector,
+            f.unique_bytes_read_per_task,
+            f.unique_lines_read_per_task,
+            f.bytes_at_task,
+            f.innermost_bytes_at_task,
+            f.working_set,
+            is_output ? 1.0 : 0.0,
+            double(num_cores)};
+}
+
+// term[i] multiplies coefficient c_i of Appendix B.
+template<typename T>
+std::array<T, kNumCostTerms> cost_terms(const CostTermInputs<T> &x) {
+    const T zero = x.num_cores * 0, one = zero + 1;
+    auto m = [&](const T &v) { return max_value(v, one); };
+    const auto inlined = x.inlined_calls > zero;
+    const auto parallel = x.inner_parallelism > one;
+    const auto output = x.is_output > zero;
+
+    // Compute, penalized when the tasks do not divide evenly among the cores.
+    const T num_tasks = m(x.inner_parallelism * x.outer_parallelism);
+    const T tasks_per_core = num_tasks / x.num_cores;
+    const T imbalance = ceil_value(tasks_per_core) / m(tasks_per_core);
+    const T lanes = x.vector_size * x.num_vectors;
+    const T lines_written = x.inner_parallelism * x.bytes_at_task / m(x.innermost_bytes_at_task);
+    const T faulting_threads = min_value(x.inner_parallelism, 4096 / m(x.innermost_bytes_at_task));
+
+    std::array<T, kNumCostTerms> t;
+    t[0] = select_value(inlined, x.inlined_calls, zero) * imbalance;
+    t[1] = zero;
+    t[2] = select_value(inlined, zero, lanes) * imbalance;
+    t[3] = select_value(inlined, zero, x.num_scalars) * imbalance;
+    // Loads.
+    t[4] = x.num_realizations * x.unique_lines_read_per_realization;
+    t[5] = x.num_realizations * x.unique_bytes_read_per_realization;
+    t[6] = x.num_vectors * x.vector_loads_per_vector;
+    t[7] = x.num_scalars * x.scalar_loads_per_scalar;
+    t[8] = x.num_vectors * x.scalar_loads_per_vector;
+    t[9] = x.num_scalars * x.unique_bytes_read_per_vector;
+    t[10] = x.num_vectors * x.unique_bytes_read_per_vector;
+    t[11] = x.num_scalars * x.unique_lines_read_per_vector;
+    t[12] = x.num_vectors * x.unique_lines_read_per_vector;
+    t[13] = num_tasks * x.unique_bytes_read_per_task;
+    t[14] = num_tasks * x.unique_lines_read_per_task;
+    // Stores: alpha and beta pick one of three coefficients each.
+    const T lines_stored = x.num_realizations * lines_written,
+            bytes_stored = x.num_realizations * x.bytes_at_realization;
+    t[15] = select_value(parallel, lines_stored, zero);
+    t[16] = select_value(parallel, zero, select_value(output, lines_stored, zero));
+    t[17] = select_value(parallel, zero, select_value(output, zero, lines_stored));
+    t[18] = select_value(parallel, bytes_stored, zero);
+    t[19] = select_value(parallel, zero, select_value(output, bytes_stored, zero));
+    t[20] = select_value(parallel, zero, select_value(output, zero, bytes_stored));
+    // Threads, memory and parallel overheads.
+    t[21] = select_value(parallel, (x.num_vectors + x.num_scalars) / m(x.innermost_bytes_at_task), zero);
+    t[22] = x.bytes_at_production * faulting_threads * x.inner_parallelism * x.outer_parallelism;
+    t[23] = x.num_realizations;
+    t[24] = select_value(parallel, x.num_productions, zero);
+    t[25] = x.num_productions * (x.inner_parallelism - 1);
+    t[26] = x.working_set;
+    return t;
+}
+
+} // namespace schedforge::featurize

@@ -1,0 +1,181 @@
+#include "sampler/beam_search.h"
+
+#include "generator/rng.h"
+#include "sampler/successors.h"
+
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace schedforge::sampler {
+
+namespace sf = schedforge::featurize;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct State {
+    sf::LoopNest nest;
+    std::vector<sf::StageFeatures> features;
+    double cost = 0;
+    std::shared_ptr<const State> parent;
+};
+using StatePtr = std::shared_ptr<const State>;
+
+struct Child {
+    StatePtr state;
+    double rank_cost = 0; // cost with the hash penalty
+    size_t index = 0;     // generation order, the tie-break
+};
+
+void hash_in(uint64_t &h, int64_t v) { h = gen::mix64(h ^ (uint64_t(v) + 0x9e3779b97f4a7c15ull + (h << 6))); }
+
+} // namespace
+
+uint64_t structure_hash(const sf::FunctionDAG &dag, const sf::LoopNest &nest, int depth) {
+    uint64_t h = 0;
+    for (size_t n = 0; n < nest.funcs.size(); n++) {
+        const sf::FuncSchedule &fs = nest.funcs[n];
+        hash_in(h, fs.compute.kind);
+        if (fs.compute.kind == sf::Site::At) {
+            hash_in(h, fs.compute.stage.node);
+            hash_in(h, fs.compute.stage.stage);
+            hash_in(h, fs.compute.level);
+        }
+        for (const sf::StageTiling &t : fs.stages) {
+            hash_in(h, t.levels());
+            hash_in(h, t.vector_loop);
+            hash_in(h, t.parallel);
+            for (int k = 0; k < std::min(depth, int(t.tiles.size())); k++) {
+                for (int64_t e : t.tiles[size_t(k)]) hash_in(h, e);
+            }
+        }
+    }
+    return h;
+}
+
+SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &target, CostModel &model,
+                         const SearchOptions &options_in) {
+    SearchOptions options = options_in;
+    if (options.cores <= 0) options.cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    const SuccessorGenerator generator(dag, target, options);
+    const std::vector<Decision> &decisions = generator.decisions();
+    if (decisions.empty()) throw std::invalid_argument("the pipeline has no Func to schedule");
+    model.set_pipeline(dag, options.cores);
+    tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
+    gen::Rng rng(gen::derive_seed(options.seed, 0x5ea4c4));
+
+    SearchResult result;
+    StatePtr best;
+    // permitted[d]: hashes (at the previous pass's depth) of the states the last pass kept at step d.
+    std::vector<std::unordered_set<uint64_t>> permitted(decisions.size());
+    for (int pass = 0; pass < options.passes; pass++) {
+        const auto pass_start = Clock::now();
+        const int depth = pass + 1;
+        std::vector<StatePtr> beam{std::make_shared<State>(State{sf::LoopNest(dag), {}, 0, nullptr})};
+        for (size_t d = 0; d < decisions.size(); d++) {
+            // Expand every beam state, in parallel, keeping the order.
+            std::vector<std::vector<sf::LoopNest>> expanded(beam.size());
+            arena.execute([&] {
+                tbb::parallel_for(size_t(0), beam.size(),
+                                  [&](size_t i) { expanded[i] = generator.successors(beam[i]->nest, int(d)); });
+            });
+            std::vector<std::shared_ptr<State>> children;
+            for (size_t i = 0; i < beam.size(); i++) {
+                for (sf::LoopNest &n : expanded[i])
+                    children.push_back(std::make_shared<State>(State{std::move(n), {}, 0, beam[i]}));
+            }
+            result.stats.states_generated += int64_t(children.size());
+            // Featurize in parallel; then the pruning rules that need features.
+            auto t = Clock::now();
+            arena.execute([&] {
+                tbb::parallel_for(size_t(0), children.size(), [&](size_t i) {
+                    children[i]->features = sf::compute_schedule_features(dag, children[i]->nest, target);
+                });
+            });
+            result.stats.featurize_seconds += seconds_since(t);
+            const int node = decisions[d].node;
+            std::vector<std::shared_ptr<State>> legal;
+            for (std::shared_ptr<State> &c : children) {
+                bool ok = true;
+                for (const sf::StageFeatures &s : c->features) {
+                    if (s.node != node || !s.scheduled) continue;
+                    result.stats.stages_featurized++;
+                    const double points =
+                        c->nest.inlined(node) ? s.features.inlined_calls : s.features.points_computed_total;
+                    if (generator.recomputes_too_much(dag, node, points, s.features.points_computed_minimum))
+                        ok = false;
+                }
+                if (ok) legal.push_back(std::move(c));
+            }
+            result.stats.states_pruned += int64_t(children.size() - legal.size());
+            if (legal.empty()) legal = std::move(children); // every option recomputes: keep them all
+            // Cost the batch.
+            t = Clock::now();
+            std::vector<const std::vector<sf::StageFeatures> *> batch;
+            for (const auto &c : legal) batch.push_back(&c->features);
+            std::vector<double> costs;
+            model.evaluate(batch, costs);
+            result.stats.cost_seconds += seconds_since(t);
+            result.stats.cost_evaluations += int64_t(legal.size());
+            // Candidates: permitted by the last pass, cheapest first, penalized per better twin.
+            std::vector<Child> ranked;
+            for (size_t i = 0; i < legal.size(); i++) {
+                legal[i]->cost = costs[i];
+                if (pass > 0 && !permitted[d].empty() && !permitted[d].count(structure_hash(dag, legal[i]->nest, pass)))
+                    continue;
+                ranked.push_back({legal[i], costs[i], i});
+            }
+            if (ranked.empty()) {
+                for (size_t i = 0; i < legal.size(); i++) ranked.push_back({legal[i], costs[i], i});
+            }
+            auto by_rank = [](const Child &a, const Child &b) {
+                return a.rank_cost != b.rank_cost ? a.rank_cost < b.rank_cost : a.index < b.index;
+            };
+            std::sort(ranked.begin(), ranked.end(), by_rank);
+            std::unordered_map<uint64_t, int> twins;
+            for (Child &c : ranked) {
+                int &seen = twins[structure_hash(dag, c.state->nest, depth)];
+                for (int k = 0; k < seen; k++) c.rank_cost *= options.hash_penalty;
+                seen++;
+            }
+            std::sort(ranked.begin(), ranked.end(), by_rank);
+            // Fill the next beam, dropping each candidate with probability 1 - dropout.
+            std::vector<StatePtr> next;
+            for (const Child &c : ranked) {
+                if (int(next.size()) >= options.beam_size) break;
+                if (options.dropout >= 1 || rng.chance(options.dropout)) next.push_back(c.state);
+            }
+            if (next.empty()) next.push_back(ranked.front().state);
+            beam = std::move(next);
+        }
+        // The pass's best, and the paths its final beam took, for the next pass.
+        const StatePtr pass_best = *std::min_element(
+            beam.begin(), beam.end(), [](const StatePtr &a, const StatePtr &b) { return a->cost < b->cost; });
+        if (!best || pass_best->cost < best->cost) best = pass_best;
+        for (auto &p : permitted) p.clear();
+        for (const StatePtr &s : beam) {
+            size_t d = decisions.size();
+            for (const State *a = s.get(); a->parent; a = a->parent.get())
+                permitted[--d].insert(structure_hash(dag, a->nest, depth));
+        }
+        result.stats.pass_seconds.push_back(seconds_since(pass_start));
+        result.stats.pass_best_cost.push_back(pass_best->cost);
+    }
+    result.nest = best->nest;
+    result.cost = best->cost;
+    result.features = best->features;
+    return result;
+}
+
+} // namespace schedforge::sampler

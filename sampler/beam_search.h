@@ -1,0 +1,56 @@
+// Beam search over LoopNest states with coarse-to-fine passes and random dropout (§3.2, §4.3).
+//
+// Each pass walks the decisions of SuccessorGenerator from the empty schedule. At each step
+// every beam state is expanded, the children are featurized and costed in parallel (TBB), children
+// that break a pruning rule are dropped, and the next beam is chosen from the rest, cheapest
+// first, where:
+//   - a child whose structural hash (compute sites and the tilings down to the pass's depth) a
+//     cheaper child already has is penalized (cost x hash_penalty per such child), so the beam
+//     keeps structurally different states (coarse in early passes, finer later);
+//   - from the second pass on, only children whose hash at the previous pass's depth appeared
+//     along the paths of that pass's final beam are permitted (the coarse pass narrows where
+//     the finer one looks);
+//   - with dropout < 1, each child considered is kept with that probability, else discarded
+//     and the next one considered; the beam is never left empty.
+// The best complete state over all passes is the result. Results depend only on the DAG, the
+// target and the options (seed included), not on the thread count.
+#pragma once
+
+#include "featurize/loop_nest.h"
+#include "featurize/schedule_features.h"
+#include "sampler/cost_model.h"
+#include "sampler/search_options.h"
+
+#include <Halide.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace schedforge::sampler {
+
+struct SearchStats {
+    int64_t states_generated = 0; // children of beam states
+    int64_t states_pruned = 0;    // dropped by a pruning rule after featurizing
+    int64_t cost_evaluations = 0; // states costed
+    int64_t stages_featurized = 0;
+    double featurize_seconds = 0, cost_seconds = 0; // summed over passes (wall time)
+    std::vector<double> pass_seconds;
+    std::vector<double> pass_best_cost;
+};
+
+struct SearchResult {
+    featurize::LoopNest nest;
+    double cost = 0;
+    std::vector<featurize::StageFeatures> features;
+    SearchStats stats;
+};
+
+// Throws std::invalid_argument for a pipeline with nothing to schedule.
+SearchResult beam_search(const featurize::FunctionDAG &dag, const Halide::Target &target, CostModel &model,
+                         const SearchOptions &options);
+
+// The structural hash the passes compare: compute sites, tiling levels, vector loops, and the tile
+// extents of levels shallower than `depth`.
+uint64_t structure_hash(const featurize::FunctionDAG &dag, const featurize::LoopNest &nest, int depth);
+
+} // namespace schedforge::sampler

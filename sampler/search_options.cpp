@@ -1,0 +1,119 @@
+#include "sampler/search_options.h"
+
+#include "common/yaml_reader.h"
+
+#include <cmath>
+
+namespace schedforge::sampler {
+
+namespace {
+
+// Rough costs in nanoseconds per unit of each term on a current x86 core; see
+// configs/search/default.yaml for what each one prices. Only their ratios steer the search.
+constexpr std::array<double, featurize::kNumCostTerms> kDefaultCoefficients = {
+    0.05, 0,    0.05, 0.3, // compute: inlined lanes, (unused), vector lanes, scalars (per op)
+    2,    0.05,            // lines and bytes read per realization
+    0.3,  0.3,  0.3,       // vector loads, scalar loads per scalar, scalar loads per vector
+    0.01, 0.01, 0.1,  0.1, // unique bytes and lines per scalar and per vector
+    0.01, 0.1,             // unique bytes and lines per task
+    1,    1,    1,         // lines written: parallel, output, other
+    0.02, 0.02, 0.02,      // bytes stored: parallel, output, other
+    1,                     // false sharing
+    1e-6,                  // page faults
+    50,                    // mallocs
+    1000, 200,             // parallel launches and tasks
+    0.001};                // working set bytes
+
+} // namespace
+
+SearchOptions::SearchOptions() : coefficients(kDefaultCoefficients) {}
+
+void SearchOptions::validate(const std::string &source) const {
+    auto bad = [&](const std::string &what) { yaml::fail(source, what); };
+    if (beam_size < 1) bad("beam_size must be at least 1, got " + std::to_string(beam_size));
+    if (passes < 1) bad("passes must be at least 1, got " + std::to_string(passes));
+    if (!(dropout > 0 && dropout <= 1)) bad("dropout (the chance of keeping a state) must be in (0, 1]");
+    if (cores < 0) bad("cores must not be negative");
+    if (threads < 0) bad("threads must not be negative");
+    if (max_tilings < 1) bad("max_tilings must be at least 1");
+    if (hash_penalty < 1) bad("hash_penalty must be at least 1");
+    if (pruning.min_tasks_per_core <= 0 || pruning.max_tasks_per_core < pruning.min_tasks_per_core) {
+        bad("pruning: need 0 < min_tasks_per_core <= max_tasks_per_core");
+    }
+    if (pruning.max_recompute < 0) bad("pruning.max_recompute must not be negative (0 switches it off)");
+    for (size_t i = 0; i < coefficients.size(); i++) {
+        if (!(coefficients[i] >= 0) || !std::isfinite(coefficients[i])) {
+            bad(std::string("cost_model.coefficients.") + featurize::cost_term_names()[i] +
+                " must be a finite number >= 0");
+        }
+    }
+}
+
+double dropout_for_greedy_chance(double greedy_chance, int decisions) {
+    return decisions > 0 ? std::pow(greedy_chance, 1.0 / double(decisions)) : 1.0;
+}
+
+SearchOptions parse_search_options(const std::string &yaml_text, const std::string &source, SearchOptions o) {
+    using yaml::MapReader;
+    const YAML::Node root = yaml::parse(yaml_text, source);
+    auto integer = [&](const YAML::Node &n, const std::string &k) { return int(yaml::integer(n, k, source)); };
+    auto number = [&](const YAML::Node &n, const std::string &k) { return yaml::number(n, k, source); };
+    auto boolean = [&](const YAML::Node &n, const std::string &k) { return yaml::boolean(n, k, source); };
+    try {
+        MapReader top(root, "", source);
+        top.on("version", [&](const YAML::Node &n, const std::string &k) {
+            if (integer(n, k) != 1)
+                yaml::fail(source, "unsupported search config version (this build reads version 1)");
+        });
+        top.on("search", [&](const YAML::Node &n, const std::string &k) {
+            MapReader r(n, k, source);
+            r.on("beam_size", [&](const YAML::Node &m, const std::string &mk) { o.beam_size = integer(m, mk); });
+            r.on("passes", [&](const YAML::Node &m, const std::string &mk) { o.passes = integer(m, mk); });
+            r.on("dropout", [&](const YAML::Node &m, const std::string &mk) { o.dropout = number(m, mk); });
+            r.on("seed",
+                 [&](const YAML::Node &m, const std::string &mk) { o.seed = uint64_t(yaml::integer(m, mk, source)); });
+            r.on("cores", [&](const YAML::Node &m, const std::string &mk) { o.cores = integer(m, mk); });
+            r.on("threads", [&](const YAML::Node &m, const std::string &mk) { o.threads = integer(m, mk); });
+            r.on("max_tilings", [&](const YAML::Node &m, const std::string &mk) { o.max_tilings = integer(m, mk); });
+            r.on("hash_penalty", [&](const YAML::Node &m, const std::string &mk) { o.hash_penalty = number(m, mk); });
+            r.run();
+        });
+        top.on("pruning", [&](const YAML::Node &n, const std::string &k) {
+            MapReader r(n, k, source);
+            PruningRules &p = o.pruning;
+            r.on("parallel_outer_only",
+                 [&](const YAML::Node &m, const std::string &mk) { p.parallel_outer_only = boolean(m, mk); });
+            r.on("native_vector_width_only",
+                 [&](const YAML::Node &m, const std::string &mk) { p.native_vector_width_only = boolean(m, mk); });
+            r.on("limit_tasks", [&](const YAML::Node &m, const std::string &mk) { p.limit_tasks = boolean(m, mk); });
+            r.on("min_tasks_per_core",
+                 [&](const YAML::Node &m, const std::string &mk) { p.min_tasks_per_core = number(m, mk); });
+            r.on("max_tasks_per_core",
+                 [&](const YAML::Node &m, const std::string &mk) { p.max_tasks_per_core = number(m, mk); });
+            r.on("max_recompute", [&](const YAML::Node &m, const std::string &mk) { p.max_recompute = number(m, mk); });
+            r.run();
+        });
+        top.on("cost_model", [&](const YAML::Node &n, const std::string &k) {
+            MapReader r(n, k, source);
+            r.on("coefficients", [&](const YAML::Node &m, const std::string &mk) {
+                MapReader c(m, mk, source);
+                for (size_t i = 0; i < o.coefficients.size(); i++) {
+                    c.on(featurize::cost_term_names()[i], [&o, i, &number](const YAML::Node &v, const std::string &vk) {
+                        o.coefficients[i] = number(v, vk);
+                    });
+                }
+                c.run();
+            });
+            r.run();
+        });
+        top.run();
+    } catch (const YAML::Exception &e) {
+        yaml::fail(source, std::string("invalid config: ") + e.what());
+    }
+    o.validate(source);
+    return o;
+}
+
+SearchOptions load_search_options(const std::string &path) { return parse_search_options(yaml::read_file(path), path); }
+
+} // namespace schedforge::sampler

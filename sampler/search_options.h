@@ -1,0 +1,54 @@
+// Everything that steers the schedule search: beam size, passes, dropout, seed, the pruning rules
+// of the source paper's §3.2 (each switchable), the tile-size generator and the manual cost
+// model's coefficients. Built-in defaults < YAML config (configs/search/default.yaml documents
+// every key) < command-line flags / plugin parameters.
+#pragma once
+
+#include "featurize/cost_terms.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace schedforge::sampler {
+
+struct PruningRules {
+    // Root Funcs that are tiled run their outer level in parallel (never serially).
+    bool parallel_outer_only = true;
+    // Vectorize at the native width of the narrowest type only (else also at half of it, or not).
+    bool native_vector_width_only = true;
+    // Parallel tasks of a root Func between min and max times the core count, where reachable.
+    bool limit_tasks = true;
+    double min_tasks_per_core = 1, max_tasks_per_core = 16;
+    // No Func computes (or, inlined, is evaluated) more than this many times the points its
+    // consumers need; pure copies (identity stages) are exempt. 0 switches the rule off.
+    double max_recompute = 10;
+};
+
+struct SearchOptions {
+    int beam_size = 32;
+    int passes = 5;            // coarse-to-fine (§3.2); 1 = plain beam search
+    double dropout = 1.0;      // probability of keeping each state considered for the beam (1 = none)
+    uint64_t seed = 0;         // dropout's random stream
+    int cores = 0;             // the target's parallelism (0: this machine's logical CPUs)
+    int threads = 0;           // TBB threads for successors and costs (0: TBB's default); results do not depend on it
+    int max_tilings = 24;      // tilings kept per stage decision (evenly thinned, deterministic)
+    double hash_penalty = 2.0; // cost factor for a state whose coarse hash a better state has
+    PruningRules pruning;
+    std::array<double, featurize::kNumCostTerms> coefficients; // the manual cost model's c_0..c_26
+
+    SearchOptions();
+    // Throws UserError naming the option when a value is out of range.
+    void validate(const std::string &source) const;
+};
+
+// The paper's dropout for autotuning: a 1-in-`greedy_chance` chance that none of the
+// `decisions` steps drops a state (§4.3).
+double dropout_for_greedy_chance(double greedy_chance, int decisions);
+
+// Reads a YAML search config over `base` (unknown keys and bad values: UserError naming them).
+SearchOptions parse_search_options(const std::string &yaml_text, const std::string &source,
+                                   SearchOptions base = SearchOptions());
+SearchOptions load_search_options(const std::string &path);
+
+} // namespace schedforge::sampler

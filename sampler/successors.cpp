@@ -1,0 +1,260 @@
+#include "sampler/successors.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace schedforge::sampler {
+
+namespace sf = schedforge::featurize;
+using sf::LoopNest;
+using sf::Site;
+using sf::StageRef;
+using sf::StageTiling;
+
+namespace {
+
+const sf::Stage &stage_of(const sf::FunctionDAG &dag, StageRef s) {
+    return dag.nodes[size_t(s.node)].stages[size_t(s.stage)];
+}
+
+// Tile extents for a loop of extent `outer`: powers of two below it and all of it; with `odd`,
+// also 3, 5 and 7 (register blocks of odd widths).
+std::vector<int64_t> extents_within(int64_t outer, bool odd) {
+    std::vector<int64_t> e;
+    for (int64_t p = 1; p < outer; p *= 2) e.push_back(p);
+    if (odd) {
+        for (int64_t o : {3, 5, 7}) {
+            if (o < outer) e.push_back(o);
+        }
+    }
+    e.push_back(outer);
+    return e;
+}
+
+// Every combination of per-loop choices (loops without choices keep `fixed`), at most `cap`.
+std::vector<std::vector<int64_t>> products(const std::vector<std::vector<int64_t>> &choices, size_t cap) {
+    std::vector<std::vector<int64_t>> out{{}};
+    for (const std::vector<int64_t> &c : choices) {
+        std::vector<std::vector<int64_t>> next;
+        for (const std::vector<int64_t> &prefix : out) {
+            for (int64_t v : c) {
+                if (next.size() >= cap) break;
+                next.push_back(prefix);
+                next.back().push_back(v);
+            }
+        }
+        out = std::move(next);
+    }
+    return out;
+}
+
+// Keeps `n` of `items`, evenly spaced, the first always among them.
+template<typename T>
+std::vector<T> thin(std::vector<T> items, size_t n) {
+    if (items.size() <= n) return items;
+    std::vector<T> kept;
+    for (size_t i = 0; i < n; i++) kept.push_back(items[i * items.size() / n]);
+    return kept;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Whether a Func is a pure copy of one producer: f(x, y, ...) = p(x, y, ...).
+bool identity_stage(const sf::Node &n) {
+    if (n.is_input || n.stages.size() != 1) return false;
+    const std::vector<Halide::Expr> &values = n.stages[0].definition.values();
+    if (values.size() != 1) return false;
+    const auto *call = values[0].as<Halide::Internal::Call>();
+    if (!call ||
+        (call->call_type != Halide::Internal::Call::Halide && call->call_type != Halide::Internal::Call::Image))
+        return false;
+    const std::vector<std::string> args = n.func.args();
+    if (call->args.size() != args.size()) return false;
+    for (size_t i = 0; i < args.size(); i++) {
+        const auto *v = call->args[i].as<Halide::Internal::Variable>();
+        if (!v || v->name != args[i]) return false;
+    }
+    return true;
+}
+
+} // namespace
+
+SuccessorGenerator::SuccessorGenerator(const sf::FunctionDAG &dag, const Halide::Target &target,
+                                       const SearchOptions &options)
+    : dag_(dag), target_(target), options_(options), cores_(std::max(options.cores, 1)) {
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        identity_.push_back(identity_stage(dag.nodes[n]));
+        if (dag.nodes[n].is_input) continue;
+        for (size_t s = 0; s < dag.nodes[n].stages.size(); s++) decisions_.push_back({int(n), int(s)});
+    }
+}
+
+bool SuccessorGenerator::recomputes_too_much(const sf::FunctionDAG &, int node, double points, double minimum) const {
+    if (options_.pruning.max_recompute <= 0 || identity_[size_t(node)] || minimum <= 0) return false;
+    return points > options_.pruning.max_recompute * minimum;
+}
+
+std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, StageRef s) const {
+    const sf::Stage &st = stage_of(dag_, s);
+    const size_t loops = st.loops.size();
+    sf::LoopNestBounds bounds(dag_, nest);
+    const std::vector<sf::Span> &b = bounds.production_bounds(s);
+    std::vector<int64_t> extent(loops);
+    for (size_t l = 0; l < loops; l++) extent[l] = std::max<int64_t>(b[l].extent(), 1);
+    const bool root = nest.funcs[size_t(s.node)].compute.kind == Site::Root;
+    const int native = sf::native_vector_width(dag_, s, target_);
+    std::vector<int> widths{native};
+    if (!options_.pruning.native_vector_width_only) {
+        if (native >= 4) widths.push_back(native / 2);
+        widths.push_back(1);
+    }
+    const size_t cap = 4096;
+
+    // The level structures: {} (untiled), {T0}, and for root Funcs {T0, T1}.
+    std::vector<std::vector<std::vector<int64_t>>> shapes{{}};
+    std::vector<std::vector<int64_t>> choices(loops);
+    for (size_t l = 0; l < loops; l++) {
+        choices[l] = st.loops[l].is_rvar ? std::vector<int64_t>{extent[l]} : extents_within(extent[l], false);
+    }
+    std::vector<std::vector<int64_t>> outer = products(choices, cap);
+    outer.erase(std::remove(outer.begin(), outer.end(), extent), outer.end()); // that is "untiled"
+    if (root) {
+        // Parallel tasks: keep the task counts in the window, or the most parallel if none is.
+        auto tasks = [&](const std::vector<int64_t> &t) {
+            int64_t n = 1;
+            for (size_t l = 0; l < loops; l++) n *= ceil_div(extent[l], t[l]);
+            return n;
+        };
+        if (options_.pruning.limit_tasks) {
+            const double lo = options_.pruning.min_tasks_per_core * cores_,
+                         hi = options_.pruning.max_tasks_per_core * cores_;
+            std::vector<std::vector<int64_t>> in_window;
+            int64_t most = 0;
+            for (const auto &t : outer) {
+                if (tasks(t) >= lo && tasks(t) <= hi) in_window.push_back(t);
+                most = std::max(most, tasks(t));
+            }
+            if (in_window.empty()) {
+                for (const auto &t : outer) {
+                    if (tasks(t) == most && double(most) < lo) in_window.push_back(t);
+                }
+            }
+            outer = std::move(in_window);
+        }
+    }
+    outer = thin(outer, size_t(options_.max_tilings));
+    for (const auto &t0 : outer) {
+        shapes.push_back({t0});
+        if (!root) continue;
+        // An inner tile per task: cache or register blocks, odd widths allowed innermost.
+        std::vector<std::vector<int64_t>> inner_choices(loops);
+        for (size_t l = 0; l < loops; l++) {
+            inner_choices[l] = st.loops[l].is_rvar ? std::vector<int64_t>{t0[l]} : extents_within(t0[l], l < 2);
+        }
+        std::vector<std::vector<int64_t>> inner = products(inner_choices, cap);
+        inner.erase(std::remove(inner.begin(), inner.end(), t0), inner.end());
+        for (const auto &t1 : thin(inner, 4)) shapes.push_back({t0, t1});
+    }
+
+    std::vector<StageTiling> out;
+    const bool has_rvars = std::any_of(st.loops.begin(), st.loops.end(), [](const sf::Loop &l) { return l.is_rvar; });
+    for (const auto &shape : shapes) {
+        // Reductions run whole inside the point tile, or (tiled stages) outside it, at level 0.
+        for (int rvars_outside = 0; rvars_outside <= (has_rvars && !shape.empty() ? 1 : 0); rvars_outside++) {
+            StageTiling t;
+            t.tiles = shape;
+            if (rvars_outside) {
+                for (size_t l = 0; l < loops; l++) {
+                    if (st.loops[l].is_rvar) {
+                        for (auto &level : t.tiles) level[l] = 1;
+                    }
+                }
+            }
+            // The point tile's extents.
+            std::vector<int64_t> point = shape.empty() ? extent : shape.back();
+            const bool parallel = root && !shape.empty();
+            for (int serial = 0; serial <= (parallel && !options_.pruning.parallel_outer_only ? 1 : 0); serial++) {
+                t.parallel = parallel && !serial;
+                size_t before = out.size();
+                auto add = [&](StageTiling v) {
+                    out.push_back(v);
+                    // Unrolled point tiles: small constant extents only.
+                    int64_t iterations = 1;
+                    for (size_t k = 0; k < loops; k++) {
+                        if (!st.loops[k].is_rvar) {
+                            iterations *= int(k) == v.vector_loop ? point[k] / v.vector_width : point[k];
+                        }
+                    }
+                    // Register blocks: the reduction (if any) runs outside the unrolled points.
+                    if (!shape.empty() && iterations > 1 && iterations <= 16 && (!has_rvars || rvars_outside)) {
+                        v.unroll = true;
+                        out.push_back(v);
+                    }
+                };
+                for (int w : widths) {
+                    if (w == 1) {
+                        add(t);
+                        continue;
+                    }
+                    int vectorized = 0; // the two innermost pure loops wide enough
+                    for (size_t l = 0; l < loops && vectorized < 2; l++) {
+                        if (st.loops[l].is_rvar || !st.loops[l].is_pure || point[l] < w) continue;
+                        StageTiling v = t;
+                        v.vector_loop = int(l);
+                        v.vector_width = w;
+                        add(v);
+                        vectorized++;
+                    }
+                }
+                const int vector_options = int(out.size() - before);
+                if (vector_options == 0) out.push_back(t); // nothing wide enough to vectorize
+            }
+        }
+    }
+    return thin(out, size_t(options_.max_tilings));
+}
+
+std::vector<LoopNest> SuccessorGenerator::successors(const LoopNest &nest, int d) const {
+    const Decision &dec = decisions_[size_t(d)];
+    std::vector<LoopNest> out;
+    if (dec.stage > 0) { // an update's tiling
+        for (StageTiling &t : tilings(nest, {dec.node, dec.stage})) {
+            out.push_back(nest);
+            out.back().funcs[size_t(dec.node)].stages[size_t(dec.stage)] = std::move(t);
+        }
+        return out;
+    }
+    const sf::Node &n = dag_.nodes[size_t(dec.node)];
+    if (sf::can_inline(dag_, dec.node)) {
+        out.push_back(nest);
+        out.back().funcs[size_t(dec.node)] = {Site::inlined(), Site::inlined(), {}};
+    }
+    for (const Site &site : sf::legal_compute_sites(dag_, nest, dec.node)) {
+        LoopNest base = nest;
+        sf::FuncSchedule &fs = base.funcs[size_t(dec.node)];
+        fs.compute = fs.store = site;
+        fs.stages.assign(n.stages.size(), StageTiling());
+        // Updates keep a plain tiling until their own decision: untiled, vectorized if they can be.
+        sf::LoopNestBounds bounds(dag_, base);
+        for (size_t s = 1; s < n.stages.size(); s++) {
+            const StageRef ref{dec.node, int(s)};
+            const int w = sf::native_vector_width(dag_, ref, target_);
+            const std::vector<sf::Span> &b = bounds.production_bounds(ref);
+            for (size_t l = 0; l < b.size(); l++) {
+                const sf::Loop &loop = n.stages[s].loops[l];
+                if (!loop.is_rvar && loop.is_pure && b[l].extent() >= w && w > 1) {
+                    fs.stages[s].vector_loop = int(l);
+                    fs.stages[s].vector_width = w;
+                    break;
+                }
+            }
+        }
+        for (StageTiling &t : tilings(base, {dec.node, 0})) {
+            out.push_back(base);
+            out.back().funcs[size_t(dec.node)].stages[0] = std::move(t);
+        }
+    }
+    return out;
+}
+
+} // namespace schedforge::sampler

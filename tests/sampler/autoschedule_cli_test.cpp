@@ -1,0 +1,55 @@
+// The autoschedule CLI as a user runs it: an app scheduled and checked against compute_root, a
+// random pipeline with a search config, and bad input (exit 2, one line naming the problem).
+#include "tests/support/commands.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace schedforge::testing;
+
+TEST(Autoschedule, SchedulesAnAppAndChecksItsOutput) {
+    const Result r = run(autoschedule("--app blur3x3 --beam 4 --passes 2 --check"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(".compute_root();"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("predicted cost: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("pass 2: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("check: the output matches compute_root's"), std::string::npos) << r.out;
+}
+
+TEST(Autoschedule, RandomPipelineWithASearchConfigPrintsFeatures) {
+    const fs::path dir = scratch("autoschedule_cfg");
+    const std::string cfg = write_config(dir, "version: 1\nsearch:\n  beam_size: 2\n  passes: 1\n");
+    const Result r =
+        run(autoschedule("--pipeline 4 --config " + kSmallConfig + " --search-config " + cfg + " --features"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("points_computed_total = "), std::string::npos);
+    EXPECT_NE(r.out.find("term.vector_compute = "), std::string::npos);
+    EXPECT_EQ(r.out.find("pass 2: "), std::string::npos) << "the config asked for one pass";
+    fs::remove_all(dir);
+}
+
+struct BadArgs {
+    const char *name, *args, *message;
+};
+const BadArgs kBadArgs[] = {
+    {"NegativeBeam", "--app blur3x3 --beam -1", "beam_size must be at least 1"},
+    {"UnknownApp", "--app nosuchapp", "unknown app 'nosuchapp'"},
+    {"NoPipeline", "--beam 2", "give --app NAME or --pipeline SEED"},
+    {"BadDropout", "--app blur3x3 --dropout 0", "dropout"},
+};
+
+class AutoscheduleErrors : public ::testing::TestWithParam<BadArgs> {};
+
+TEST_P(AutoscheduleErrors, ExitTwoWithOneLine) {
+    const Result r = run(autoschedule(GetParam().args));
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(GetParam().message), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Args, AutoscheduleErrors, ::testing::ValuesIn(kBadArgs),
+                         [](const auto &info) { return std::string(info.param.name); });
+
+} // namespace

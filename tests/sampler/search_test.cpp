@@ -1,0 +1,238 @@
+// The beam search on random pipelines: every schedule it produces (greedy, beam, dropout samples)
+// compiles and computes the compute_root schedule's output, and obeys the enabled pruning rules;
+// the same seed gives the same schedule whatever the thread count, different dropout seeds give
+// varied schedules. Also the cost terms on hand-made features and bad search options.
+#include "common/errors.h"
+#include "featurize/apply.h"
+#include "featurize/cost_terms.h"
+#include "generator/build.h"
+#include "generator/config.h"
+#include "generator/synthesize.h"
+#include "sampler/beam_search.h"
+#include "sampler/cost_model.h"
+#include "sampler/output_check.h"
+#include "sampler/search_options.h"
+#include "sampler/successors.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+namespace schedforge::sampler {
+namespace {
+
+namespace sf = schedforge::featurize;
+
+const std::string kSmall = std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/small.yaml";
+
+Halide::Target strict_target() {
+    return Halide::get_jit_target_from_environment().with_feature(Halide::Target::StrictFloat);
+}
+
+SearchOptions options(int beam, int passes, double dropout = 1, uint64_t seed = 0) {
+    SearchOptions o;
+    o.beam_size = beam;
+    o.passes = passes;
+    o.dropout = dropout;
+    o.seed = seed;
+    o.cores = 4; // fixed, so schedules do not depend on the machine
+    return o;
+}
+
+SearchResult search(const sf::FunctionDAG &dag, const SearchOptions &o) {
+    ManualCostModel model(o.coefficients);
+    return beam_search(dag, strict_target(), model, o);
+}
+
+// The pruning rules of `o` hold for the searched schedule.
+void expect_pruning_rules(const sf::FunctionDAG &dag, const SearchResult &r, const SearchOptions &o) {
+    const SuccessorGenerator gen(dag, strict_target(), o);
+    sf::LoopNestBounds bounds(dag, r.nest);
+    for (const sf::StageFeatures &s : r.features) {
+        const sf::FuncSchedule &fs = r.nest.funcs[size_t(s.node)];
+        SCOPED_TRACE(dag.nodes[size_t(s.node)].name + " stage " + std::to_string(s.stage));
+        ASSERT_TRUE(s.scheduled);
+        const double points =
+            fs.compute.kind == sf::Site::Inline ? s.features.inlined_calls : s.features.points_computed_total;
+        if (s.stage == 0) {
+            EXPECT_FALSE(gen.recomputes_too_much(dag, s.node, points, s.features.points_computed_minimum));
+        }
+        if (fs.compute.kind == sf::Site::Inline) continue;
+        const sf::StageTiling &t = fs.stages[size_t(s.stage)];
+        if (t.vector_loop >= 0) {
+            EXPECT_EQ(t.vector_width, sf::native_vector_width(dag, {s.node, s.stage}, strict_target()));
+        }
+        EXPECT_TRUE(!t.parallel || fs.compute.kind == sf::Site::Root); // parallel only outermost
+        if (fs.compute.kind == sf::Site::Root && !t.tiles.empty()) {
+            EXPECT_TRUE(t.parallel);
+            // Tasks within [1, 16] x cores; below it only where even one point per task is too few.
+            // (Tasks are the fused pure loops of level 0; reductions there run inside each task.)
+            const sf::Stage &st = dag.nodes[size_t(s.node)].stages[size_t(s.stage)];
+            const std::vector<sf::Span> &b = bounds.production_bounds({s.node, s.stage});
+            int64_t tasks = 1, most = 1;
+            for (size_t l = 0; l < st.loops.size(); l++) {
+                if (st.loops[l].is_rvar) continue;
+                tasks *= bounds.trips({s.node, s.stage}, 0, int(l));
+                most *= b[l].extent();
+            }
+            EXPECT_LE(tasks, 16 * o.cores);
+            if (tasks < o.cores) {
+                EXPECT_EQ(tasks, most);
+            }
+        }
+    }
+}
+
+class SearchedSchedules : public ::testing::TestWithParam<int> {};
+
+// Greedy, a beam, and dropout samples on one random pipeline.
+TEST_P(SearchedSchedules, MatchComputeRootAndObeyThePruningRules) {
+    const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::load_generator_config(kSmall), uint64_t(GetParam()));
+    SCOPED_TRACE(spec.to_text());
+    const Halide::Target target = strict_target();
+    gen::BuiltPipeline reference = gen::build_pipeline(spec);
+    reference.schedule_compute_root();
+    const Halide::Buffer<> expected = reference.run(target);
+
+    std::vector<SearchOptions> runs{options(1, 1), options(SCHEDFORGE_SEARCH_BEAM, 2)};
+    for (uint64_t s = 0; s < SCHEDFORGE_SEARCH_SAMPLES; s++) runs.push_back(options(4, 1, 0.5, s));
+    std::set<std::string> checked; // each distinct schedule is compiled once
+    for (const SearchOptions &o : runs) {
+        gen::BuiltPipeline built = gen::build_pipeline(spec);
+        const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+        const SearchResult r = search(dag, o);
+        ASSERT_TRUE(r.nest.complete(dag));
+        ASSERT_EQ(r.nest.validate(dag), "");
+        expect_pruning_rules(dag, r, o);
+        const std::string source = sf::schedule_source(dag, r.nest);
+        if (!checked.insert(source).second) continue;
+        try {
+            sf::apply(dag, r.nest);
+            EXPECT_EQ(compare_buffers(expected, built.run(target)), "") << source;
+        } catch (const Halide::Error &e) {
+            ADD_FAILURE() << e.what() << "\n" << source;
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, SearchedSchedules, ::testing::Range(0, SCHEDFORGE_SEARCH_SWEEP));
+
+TEST(BeamSearch, SameSeedSameScheduleWhateverTheThreadCount) {
+    const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::load_generator_config(kSmall), 11);
+    gen::BuiltPipeline built = gen::build_pipeline(spec);
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+    SearchOptions one = options(8, 3, 0.6, 42), two = one;
+    one.threads = 1;
+    two.threads = 2;
+    const SearchResult a = search(dag, one), b = search(dag, two), c = search(dag, one);
+    EXPECT_EQ(sf::schedule_source(dag, a.nest), sf::schedule_source(dag, b.nest));
+    EXPECT_EQ(sf::schedule_source(dag, a.nest), sf::schedule_source(dag, c.nest));
+    EXPECT_EQ(a.cost, b.cost);
+    EXPECT_EQ(a.stats.states_generated, b.stats.states_generated);
+}
+
+TEST(BeamSearch, DropoutSeedsGiveVariedSchedules) {
+    const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::load_generator_config(kSmall), 5);
+    gen::BuiltPipeline built = gen::build_pipeline(spec);
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+    std::set<std::string> schedules;
+    for (uint64_t seed = 0; seed < 6; seed++)
+        schedules.insert(sf::schedule_source(dag, search(dag, options(4, 1, 0.5, seed)).nest));
+    EXPECT_GE(schedules.size(), 3u);
+}
+
+TEST(BeamSearch, MorePassesNeverCostMore) {
+    // The first pass of a 3-pass search is the 1-pass search (same depth, no dropout); later
+    // passes only add candidates, and the best over all passes is kept.
+    const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::load_generator_config(kSmall), 3);
+    gen::BuiltPipeline built = gen::build_pipeline(spec);
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+    const SearchResult one_pass = search(dag, options(8, 1)), three = search(dag, options(8, 3));
+    EXPECT_LE(three.cost, one_pass.cost);
+    EXPECT_EQ(three.stats.pass_seconds.size(), 3u);
+    EXPECT_GT(three.stats.cost_evaluations, one_pass.stats.cost_evaluations);
+}
+
+TEST(CostTerms, HandMadeFeatures) {
+    sf::ScheduleFeatures f;
+    f.num_realizations = 4;
+    f.num_productions = 4;
+    f.inner_parallelism = 6;
+    f.outer_parallelism = 1;
+    f.vector_size = 8;
+    f.num_vectors = 100;
+    f.num_scalars = 10;
+    f.bytes_at_task = 256;
+    f.innermost_bytes_at_task = 32;
+    f.bytes_at_realization = 1024;
+    f.working_set = 77;
+    const auto t = sf::cost_terms(sf::cost_term_inputs(f, /*is_output=*/false, /*num_cores=*/4));
+    // 6 tasks on 4 cores: 1.5 tasks per core take 2 rounds, 2 / 1.5 of the work.
+    EXPECT_DOUBLE_EQ(t[2], 800 * 2 / 1.5);
+    EXPECT_DOUBLE_EQ(t[3], 10 * 2 / 1.5);
+    EXPECT_EQ(t[0], 0); // not inlined
+    // Parallel (inner parallelism > 1): stores use the parallel coefficients only; 6 tasks of
+    // 256 bytes in 32-byte lines are 48 lines per realization.
+    EXPECT_DOUBLE_EQ(t[15], 4 * 48);
+    EXPECT_EQ(t[16] + t[17], 0);
+    EXPECT_DOUBLE_EQ(t[18], 4 * 1024);
+    EXPECT_DOUBLE_EQ(t[21], 110.0 / 32); // false sharing
+    EXPECT_DOUBLE_EQ(t[23], 4);          // mallocs
+    EXPECT_DOUBLE_EQ(t[24], 4);          // parallel launches
+    EXPECT_DOUBLE_EQ(t[25], 4 * 5);      // tasks beyond the first
+    EXPECT_DOUBLE_EQ(t[26], 77);
+    f.inlined_calls = 300;
+    f.inner_parallelism = 1;
+    const auto inl = sf::cost_terms(sf::cost_term_inputs(f, true, 4));
+    EXPECT_DOUBLE_EQ(inl[0], 300); // one task: no imbalance
+    EXPECT_EQ(inl[2], 0);
+    EXPECT_DOUBLE_EQ(inl[16], 4 * 256 / 32.0); // an output's lines, serial
+    EXPECT_EQ(inl[15] + inl[17], 0);
+}
+
+struct BadOptions {
+    const char *name, *yaml, *message;
+};
+const BadOptions kBadOptions[] = {
+    {"NegativeBeam", "search:\n  beam_size: -1\n", "beam_size must be at least 1"},
+    {"UnknownKey", "search:\n  beams: 4\n", "unknown key 'search.beams'"},
+    {"UnknownTerm", "cost_model:\n  coefficients:\n    magic: 1\n", "unknown key 'cost_model.coefficients.magic'"},
+    {"DropoutOutOfRange", "search:\n  dropout: 1.5\n", "dropout"},
+    {"NotANumber", "pruning:\n  max_recompute: lots\n", "'pruning.max_recompute' must be a number"},
+    {"BadTaskWindow", "pruning:\n  min_tasks_per_core: 8\n  max_tasks_per_core: 2\n", "min_tasks_per_core"},
+};
+
+class SearchOptionsErrors : public ::testing::TestWithParam<BadOptions> {};
+
+TEST_P(SearchOptionsErrors, NameTheProblem) {
+    try {
+        parse_search_options(GetParam().yaml, "test.yaml");
+        ADD_FAILURE() << "accepted";
+    } catch (const UserError &e) {
+        EXPECT_NE(std::string(e.what()).find(GetParam().message), std::string::npos) << e.what();
+        EXPECT_EQ(std::string(e.what()).rfind("test.yaml: ", 0), 0u) << e.what();
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, SearchOptionsErrors, ::testing::ValuesIn(kBadOptions),
+                         [](const auto &info) { return std::string(info.param.name); });
+
+TEST(SearchOptionsFile, DefaultConfigIsTheBuiltInDefaults) {
+    const SearchOptions file = load_search_options(std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/search/default.yaml");
+    const SearchOptions builtin;
+    EXPECT_EQ(file.beam_size, builtin.beam_size);
+    EXPECT_EQ(file.passes, builtin.passes);
+    EXPECT_EQ(file.dropout, builtin.dropout);
+    EXPECT_EQ(file.max_tilings, builtin.max_tilings);
+    EXPECT_EQ(file.pruning.max_recompute, builtin.pruning.max_recompute);
+    EXPECT_EQ(file.coefficients, builtin.coefficients);
+}
+
+TEST(SearchOptionsFile, DropoutForAGreedyChance) {
+    // 20 decisions, a 1 in 20 chance that none drops a state: p^20 = 0.05.
+    EXPECT_NEAR(std::pow(dropout_for_greedy_chance(0.05, 20), 20), 0.05, 1e-12);
+}
+
+} // namespace
+} // namespace schedforge::sampler
