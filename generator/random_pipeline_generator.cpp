@@ -6,9 +6,9 @@
 //
 // Inputs and the output are declared in configure(), since their number, types and dimensions
 // depend on the seed.
+#include "common/errors.h"
 #include "generator/build.h"
 #include "generator/config.h"
-#include "common/errors.h"
 #include "generator/synthesize.h"
 
 #include <Halide.h>

@@ -1,7 +1,7 @@
 // Generator configs: the shipped files load, the defaults file matches the built-in defaults,
 // and every kind of bad input is a UserError naming the file and the problem.
-#include "generator/config.h"
 #include "common/errors.h"
+#include "generator/config.h"
 
 #include <gtest/gtest.h>
 
