@@ -42,7 +42,7 @@ void hash_in(uint64_t &h, int64_t v) { h = gen::mix64(h ^ (uint64_t(v) + 0x9e377
 
 } // namespace
 
-uint64_t structure_hash(const sf::FunctionDAG &dag, const sf::LoopNest &nest, int depth) {
+uint64_t structure_hash(const sf::LoopNest &nest, int depth) {
     uint64_t h = 0;
     for (size_t n = 0; n < nest.funcs.size(); n++) {
         const sf::FuncSchedule &fs = nest.funcs[n];
@@ -104,17 +104,13 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
                 });
             });
             result.stats.featurize_seconds += seconds_since(t);
-            const int node = decisions[d].node;
             std::vector<std::shared_ptr<State>> legal;
             for (std::shared_ptr<State> &c : children) {
                 bool ok = true;
                 for (const sf::StageFeatures &s : c->features) {
-                    if (s.node != node || !s.scheduled) continue;
+                    if (!s.scheduled) continue;
                     result.stats.stages_featurized++;
-                    const double points =
-                        c->nest.inlined(node) ? s.features.inlined_calls : s.features.points_computed_total;
-                    if (generator.recomputes_too_much(dag, node, points, s.features.points_computed_minimum))
-                        ok = false;
+                    if (s.node == decisions[d].node && generator.recomputes_too_much(c->nest, s)) ok = false;
                 }
                 if (ok) legal.push_back(std::move(c));
             }
@@ -132,7 +128,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
             std::vector<Child> ranked;
             for (size_t i = 0; i < legal.size(); i++) {
                 legal[i]->cost = costs[i];
-                if (pass > 0 && !permitted[d].empty() && !permitted[d].count(structure_hash(dag, legal[i]->nest, pass)))
+                if (pass > 0 && !permitted[d].empty() && !permitted[d].count(structure_hash(legal[i]->nest, pass)))
                     continue;
                 ranked.push_back({legal[i], costs[i], i});
             }
@@ -145,7 +141,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
             std::sort(ranked.begin(), ranked.end(), by_rank);
             std::unordered_map<uint64_t, int> twins;
             for (Child &c : ranked) {
-                int &seen = twins[structure_hash(dag, c.state->nest, depth)];
+                int &seen = twins[structure_hash(c.state->nest, depth)];
                 for (int k = 0; k < seen; k++) c.rank_cost *= options.hash_penalty;
                 seen++;
             }
@@ -167,7 +163,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
         for (const StatePtr &s : beam) {
             size_t d = decisions.size();
             for (const State *a = s.get(); a->parent; a = a->parent.get())
-                permitted[--d].insert(structure_hash(dag, a->nest, depth));
+                permitted[--d].insert(structure_hash(a->nest, depth));
         }
         result.stats.pass_seconds.push_back(seconds_since(pass_start));
         result.stats.pass_best_cost.push_back(pass_best->cost);

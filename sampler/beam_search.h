@@ -29,10 +29,10 @@
 namespace schedforge::sampler {
 
 struct SearchStats {
-    int64_t states_generated = 0; // children of beam states
-    int64_t states_pruned = 0;    // dropped by a pruning rule after featurizing
-    int64_t cost_evaluations = 0; // states costed
-    int64_t stages_featurized = 0;
+    int64_t states_generated = 0;                   // children of beam states
+    int64_t states_pruned = 0;                      // dropped by a pruning rule after featurizing
+    int64_t cost_evaluations = 0;                   // states costed
+    int64_t stages_featurized = 0;                  // scheduled stages of the children, summed
     double featurize_seconds = 0, cost_seconds = 0; // summed over passes (wall time)
     std::vector<double> pass_seconds;
     std::vector<double> pass_best_cost;
@@ -51,6 +51,6 @@ SearchResult beam_search(const featurize::FunctionDAG &dag, const Halide::Target
 
 // The structural hash the passes compare: compute sites, tiling levels, vector loops, and the tile
 // extents of levels shallower than `depth`.
-uint64_t structure_hash(const featurize::FunctionDAG &dag, const featurize::LoopNest &nest, int depth);
+uint64_t structure_hash(const featurize::LoopNest &nest, int depth);
 
 } // namespace schedforge::sampler

@@ -57,6 +57,15 @@ std::vector<T> thin(std::vector<T> items, size_t n) {
     return kept;
 }
 
+// The pure loops (innermost first) whose extent holds at least one vector of width `w`.
+std::vector<int> vectorizable_loops(const sf::Stage &st, const std::vector<int64_t> &extent, int w) {
+    std::vector<int> loops;
+    for (size_t l = 0; l < st.loops.size(); l++) {
+        if (!st.loops[l].is_rvar && st.loops[l].is_pure && extent[l] >= w) loops.push_back(int(l));
+    }
+    return loops;
+}
+
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Whether a Func is a pure copy of one producer: f(x, y, ...) = p(x, y, ...).
@@ -89,8 +98,10 @@ SuccessorGenerator::SuccessorGenerator(const sf::FunctionDAG &dag, const Halide:
     }
 }
 
-bool SuccessorGenerator::recomputes_too_much(const sf::FunctionDAG &, int node, double points, double minimum) const {
-    if (options_.pruning.max_recompute <= 0 || identity_[size_t(node)] || minimum <= 0) return false;
+bool SuccessorGenerator::recomputes_too_much(const LoopNest &nest, const sf::StageFeatures &s) const {
+    const double minimum = s.features.points_computed_minimum;
+    if (s.stage != 0 || options_.pruning.max_recompute <= 0 || identity_[size_t(s.node)] || minimum <= 0) return false;
+    const double points = nest.inlined(s.node) ? s.features.inlined_calls : s.features.points_computed_total;
     return points > options_.pruning.max_recompute * minimum;
 }
 
@@ -196,14 +207,12 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
                         add(t);
                         continue;
                     }
-                    int vectorized = 0; // the two innermost pure loops wide enough
-                    for (size_t l = 0; l < loops && vectorized < 2; l++) {
-                        if (st.loops[l].is_rvar || !st.loops[l].is_pure || point[l] < w) continue;
+                    const std::vector<int> wide = vectorizable_loops(st, point, w);
+                    for (size_t i = 0; i < std::min<size_t>(wide.size(), 2); i++) { // the two innermost
                         StageTiling v = t;
-                        v.vector_loop = int(l);
+                        v.vector_loop = wide[i];
                         v.vector_width = w;
                         add(v);
-                        vectorized++;
                     }
                 }
                 const int vector_options = int(out.size() - before);
@@ -239,14 +248,12 @@ std::vector<LoopNest> SuccessorGenerator::successors(const LoopNest &nest, int d
         for (size_t s = 1; s < n.stages.size(); s++) {
             const StageRef ref{dec.node, int(s)};
             const int w = sf::native_vector_width(dag_, ref, target_);
-            const std::vector<sf::Span> &b = bounds.production_bounds(ref);
-            for (size_t l = 0; l < b.size(); l++) {
-                const sf::Loop &loop = n.stages[s].loops[l];
-                if (!loop.is_rvar && loop.is_pure && b[l].extent() >= w && w > 1) {
-                    fs.stages[s].vector_loop = int(l);
-                    fs.stages[s].vector_width = w;
-                    break;
-                }
+            std::vector<int64_t> extent;
+            for (const sf::Span &span : bounds.production_bounds(ref)) extent.push_back(span.extent());
+            const std::vector<int> wide = vectorizable_loops(n.stages[s], extent, w);
+            if (w > 1 && !wide.empty()) {
+                fs.stages[s].vector_loop = wide.front();
+                fs.stages[s].vector_width = w;
             }
         }
         for (StageTiling &t : tilings(base, {dec.node, 0})) {

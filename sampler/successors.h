@@ -16,6 +16,7 @@
 #pragma once
 
 #include "featurize/loop_nest.h"
+#include "featurize/schedule_features.h"
 #include "sampler/search_options.h"
 
 #include <Halide.h>
@@ -35,9 +36,9 @@ public:
     const std::vector<Decision> &decisions() const { return decisions_; }
     // Every child of `nest` for decision `d` (nest has decisions 0 .. d - 1 made).
     std::vector<featurize::LoopNest> successors(const featurize::LoopNest &nest, int d) const;
-    // Whether the stage computes more than max_recompute times what its consumers need
-    // (pure copies exempt); false when the rule is off.
-    bool recomputes_too_much(const featurize::FunctionDAG &dag, int node, double points, double minimum) const;
+    // Whether a Func's pure stage computes (or, inlined, is evaluated) more than max_recompute
+    // times what its consumers need (pure copies exempt); false for updates and when the rule is off.
+    bool recomputes_too_much(const featurize::LoopNest &nest, const featurize::StageFeatures &s) const;
     // A pure copy of one producer (x, y) -> p(x, y): recomputing it costs nothing.
     bool is_identity(int node) const { return identity_[size_t(node)]; }
 

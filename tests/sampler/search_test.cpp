@@ -53,11 +53,7 @@ void expect_pruning_rules(const sf::FunctionDAG &dag, const SearchResult &r, con
         const sf::FuncSchedule &fs = r.nest.funcs[size_t(s.node)];
         SCOPED_TRACE(dag.nodes[size_t(s.node)].name + " stage " + std::to_string(s.stage));
         ASSERT_TRUE(s.scheduled);
-        const double points =
-            fs.compute.kind == sf::Site::Inline ? s.features.inlined_calls : s.features.points_computed_total;
-        if (s.stage == 0) {
-            EXPECT_FALSE(gen.recomputes_too_much(dag, s.node, points, s.features.points_computed_minimum));
-        }
+        EXPECT_FALSE(gen.recomputes_too_much(r.nest, s)); // the pure stage, inlined or not
         if (fs.compute.kind == sf::Site::Inline) continue;
         const sf::StageTiling &t = fs.stages[size_t(s.stage)];
         if (t.vector_loop >= 0) {
