@@ -6,7 +6,9 @@
 //
 // Prints per app both search times and their ratio (ours / Adams2019; below 1 is faster), and the
 // geomean ratio. Adams2019's time includes its own featurization and cost model on its
-// shipped weights; ours includes building the FunctionDAG.
+// shipped weights; ours includes building the FunctionDAG. Also our search without the feature
+// memo (every child featurized from scratch; same schedule) and the memo's speedup, with the
+// share of stage features the memo kept.
 #include "apps/app.h"
 #include "featurize/function_dag.h"
 #include "sampler/beam_search.h"
@@ -56,32 +58,48 @@ int main(int argc, char **argv) {
         options.beam_size = beam;
         options.passes = passes;
         options.cores = fp.logical_cpus;
-        schedforge::tools::Table table({"app", "schedforge s", "Adams2019 s", "ratio"});
-        double log_sum = 0;
+        schedforge::tools::Table table(
+            {"app", "schedforge s", "Adams2019 s", "ratio", "no-memo s", "memo x", "features kept"});
+        double log_sum = 0, memo_log_sum = 0;
         int measured = 0;
         for (const std::string &name : names) {
             sa::BuiltApp ours = sa::build_app(name, /*small=*/false);
-            auto t = Clock::now();
-            const sf::FunctionDAG dag = sf::FunctionDAG::build(ours.pipeline);
-            ss::ManualCostModel model(options.coefficients);
-            ss::beam_search(dag, target, model, options);
-            const double ours_s = seconds_since(t);
+            ss::SearchStats stats;
+            auto search = [&](bool memoize) {
+                ss::SearchOptions o = options;
+                o.memoize_features = memoize;
+                const auto start = Clock::now();
+                const sf::FunctionDAG dag = sf::FunctionDAG::build(ours.pipeline);
+                ss::ManualCostModel model(o.coefficients);
+                const ss::SearchResult r = ss::beam_search(dag, target, model, o);
+                if (memoize) stats = r.stats;
+                return seconds_since(start);
+            };
+            const double ours_s = search(true), scratch_s = search(false);
+            memo_log_sum += std::log(scratch_s / ours_s);
+            const std::string memo_cells[] = {
+                format_number("%.2f", scratch_s), format_number("%.2f", scratch_s / ours_s),
+                format_number("%.0f%%",
+                              100.0 * double(stats.feature_cache_hits) /
+                                  double(std::max<int64_t>(1, stats.feature_cache_hits + stats.stages_featurized)))};
             sa::BuiltApp theirs = sa::build_app(name, /*small=*/false);
             double theirs_s = 0;
             try {
-                t = Clock::now();
+                const auto t = Clock::now();
                 ss::run_halide_autoscheduler("Adams2019", theirs.pipeline, target, params);
                 theirs_s = seconds_since(t);
             } catch (const Halide::Error &e) {
-                table.add_row({name, format_number("%.2f", ours_s), "failed", ""});
+                table.add_row(
+                    {name, format_number("%.2f", ours_s), "failed", "", memo_cells[0], memo_cells[1], memo_cells[2]});
                 continue;
             }
             log_sum += std::log(ours_s / theirs_s);
             measured++;
             table.add_row({name, format_number("%.2f", ours_s), format_number("%.2f", theirs_s),
-                           format_number("%.2f", ours_s / theirs_s)});
+                           format_number("%.2f", ours_s / theirs_s), memo_cells[0], memo_cells[1], memo_cells[2]});
         }
-        table.add_row({"geomean", "", "", measured ? format_number("%.2f", std::exp(log_sum / measured)) : ""});
+        table.add_row({"geomean", "", "", measured ? format_number("%.2f", std::exp(log_sum / measured)) : "", "",
+                       names.empty() ? "" : format_number("%.2f", std::exp(memo_log_sum / double(names.size()))), ""});
         table.print(std::cout);
         return 0;
     });

@@ -52,7 +52,9 @@ std::vector<Directive> schedule_directives(const FunctionDAG &dag, const LoopNes
 // A pipeline can be scheduled once; build a fresh one for another LoopNest.
 void apply(const FunctionDAG &dag, const LoopNest &nest);
 
-// Halide C++ for a Generator's schedule(); Funcs are fetched with get_pipeline().get_func(i).
+// Halide C++ statements that schedule a Halide::Pipeline named `pipeline` (in a Generator's
+// schedule(): Pipeline pipeline = get_pipeline();); Funcs are fetched with pipeline.get_func(i).
+// The plugin returns them as its schedule source, which GenGen wraps in a function taking `pipeline`.
 std::string schedule_source(const FunctionDAG &dag, const LoopNest &nest);
 
 } // namespace schedforge::featurize

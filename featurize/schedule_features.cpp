@@ -75,22 +75,57 @@ public:
         }
     }
 
-    std::vector<StageFeatures> run() {
+    // Every stage's features; with `parent`, those of nodes not marked in `affected` are copied
+    // from it (parent[k] is the k-th stage, as here).
+    std::vector<StageFeatures> run(const std::vector<StageFeatures> *parent = nullptr,
+                                   const std::vector<bool> *affected = nullptr, int64_t *reused = nullptr) {
         std::vector<StageFeatures> out;
+        const double at_root = working_set_within(Site::root());
         for (size_t i = 0; i < dag_.nodes.size(); i++) {
             for (size_t s = 0; s < dag_.nodes[i].stages.size(); s++) {
                 StageFeatures sf;
                 sf.node = int(i);
                 sf.stage = int(s);
                 sf.scheduled = nest_.scheduled(int(i));
-                if (sf.scheduled) {
+                if (sf.scheduled && parent && !(*affected)[i]) {
+                    sf.features = (*parent)[out.size()].features;
+                    if (!nest_.inlined(int(i))) sf.features.working_set_at_root = at_root;
+                    if (reused) ++*reused;
+                } else if (sf.scheduled) {
                     featurize({int(i), int(s)}, sf.features);
-                    points_total_[{int(i), int(s)}] = sf.features.points_computed_total;
                 }
+                if (sf.scheduled) points_total_[{int(i), int(s)}] = sf.features.points_computed_total;
                 out.push_back(sf);
             }
         }
         return out;
+    }
+
+    // The nodes whose features a decision about `changed` can change (see update_schedule_features).
+    std::vector<bool> affected_by(int changed) const {
+        std::vector<bool> affected(dag_.nodes.size(), false);
+        affected[size_t(changed)] = true;
+        // Readers, looking through inlined readers to theirs.
+        std::vector<int> work{changed};
+        while (!work.empty()) {
+            const int n = work.back();
+            work.pop_back();
+            for (int ei : dag_.nodes[size_t(n)].outgoing_edges) {
+                const int c = dag_.edges[size_t(ei)].consumer_node;
+                if (affected[size_t(c)]) continue;
+                affected[size_t(c)] = true;
+                if (nest_.inlined(c)) work.push_back(c);
+            }
+        }
+        // Computed inside a root-level loop nest: everything in that nest (working sets).
+        const FuncSchedule &fs = nest_.funcs[size_t(changed)];
+        if (fs.compute.kind == Site::At || fs.store.kind == Site::At) {
+            const int group = root_node(changed);
+            for (size_t n = 0; n < dag_.nodes.size(); n++) {
+                if (nest_.scheduled(int(n)) && !nest_.inlined(int(n)) && root_node(int(n)) == group) affected[n] = true;
+            }
+        }
+        return affected;
     }
 
 private:
@@ -159,6 +194,12 @@ private:
         return out;
     }
 
+    // The node computed at root whose loops contain `node`'s computation.
+    int root_node(int node) const {
+        Site cur = nest_.funcs[size_t(node)].compute;
+        while (cur.kind == Site::At) node = cur.stage.node, cur = nest_.compute_site(cur.stage);
+        return node;
+    }
     // The stage whose loops at root contain `site` (the stage itself when the Func is at root).
     StageRef root_stage(StageRef s) const {
         for (Site cur = nest_.compute_site(s); cur.kind == Site::At; cur = nest_.compute_site(cur.stage)) s = cur.stage;
@@ -380,6 +421,16 @@ void Featurizer::load_features(StageRef s, ScheduleFeatures &f) {
 std::vector<StageFeatures> compute_schedule_features(const FunctionDAG &dag, const LoopNest &nest,
                                                      const Halide::Target &target) {
     return Featurizer(dag, nest, target).run();
+}
+
+std::vector<StageFeatures> update_schedule_features(const FunctionDAG &dag, const LoopNest &nest,
+                                                    const Halide::Target &target,
+                                                    const std::vector<StageFeatures> &parent_features, int changed_node,
+                                                    int64_t *reused) {
+    Featurizer f(dag, nest, target);
+    if (parent_features.empty()) return f.run(); // the empty schedule has none to reuse
+    const std::vector<bool> affected = f.affected_by(changed_node);
+    return f.run(&parent_features, &affected, reused);
 }
 
 } // namespace schedforge::featurize

@@ -99,4 +99,15 @@ struct StageFeatures {
 std::vector<StageFeatures> compute_schedule_features(const FunctionDAG &dag, const LoopNest &nest,
                                                      const Halide::Target &target);
 
+// The same features for a state made from another by one decision about `changed_node` (the
+// search's children): stages the decision cannot affect keep `parent_features` (the other
+// state's), the rest are computed. A decision about a Func can change only its own stages, the
+// stages reading it (directly or through inlined Funcs), the stages sharing its root-level loop
+// nest when it is computed inside one (working sets), and the pipeline-wide working_set_at_root.
+// Equal to compute_schedule_features() (tested); `reused` counts the stages kept.
+std::vector<StageFeatures> update_schedule_features(const FunctionDAG &dag, const LoopNest &nest,
+                                                    const Halide::Target &target,
+                                                    const std::vector<StageFeatures> &parent_features, int changed_node,
+                                                    int64_t *reused = nullptr);
+
 } // namespace schedforge::featurize

@@ -97,21 +97,30 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
             }
             result.stats.states_generated += int64_t(children.size());
             // Featurize in parallel; then the pruning rules that need features.
+            // Stages the decision cannot affect keep their parent's features (the memo).
             auto t = Clock::now();
+            std::vector<int64_t> reused(children.size(), 0);
             arena.execute([&] {
                 tbb::parallel_for(size_t(0), children.size(), [&](size_t i) {
-                    children[i]->features = sf::compute_schedule_features(dag, children[i]->nest, target);
+                    State &c = *children[i];
+                    c.features = options.memoize_features
+                                     ? sf::update_schedule_features(dag, c.nest, target, c.parent->features,
+                                                                    decisions[d].node, &reused[i])
+                                     : sf::compute_schedule_features(dag, c.nest, target);
                 });
             });
             result.stats.featurize_seconds += seconds_since(t);
             std::vector<std::shared_ptr<State>> legal;
-            for (std::shared_ptr<State> &c : children) {
+            for (size_t i = 0; i < children.size(); i++) {
+                std::shared_ptr<State> &c = children[i];
                 bool ok = true;
                 for (const sf::StageFeatures &s : c->features) {
                     if (!s.scheduled) continue;
                     result.stats.stages_featurized++;
                     if (s.node == decisions[d].node && generator.recomputes_too_much(c->nest, s)) ok = false;
                 }
+                result.stats.stages_featurized -= reused[i];
+                result.stats.feature_cache_hits += reused[i];
                 if (ok) legal.push_back(std::move(c));
             }
             result.stats.states_pruned += int64_t(children.size() - legal.size());

@@ -1,7 +1,8 @@
 // Beam search over LoopNest states with coarse-to-fine passes and random dropout (§3.2, §4.3).
 //
 // Each pass walks the decisions of SuccessorGenerator from the empty schedule. At each step
-// every beam state is expanded, the children are featurized and costed in parallel (TBB), children
+// every beam state is expanded, the children are featurized (reusing the parent's features of
+// every stage the decision cannot affect) and costed in parallel (TBB), children
 // that break a pruning rule are dropped, and the next beam is chosen from the rest, cheapest
 // first, where:
 //   - a child whose structural hash (compute sites and the tilings down to the pass's depth) a
@@ -32,7 +33,8 @@ struct SearchStats {
     int64_t states_generated = 0;                   // children of beam states
     int64_t states_pruned = 0;                      // dropped by a pruning rule after featurizing
     int64_t cost_evaluations = 0;                   // states costed
-    int64_t stages_featurized = 0;                  // scheduled stages of the children, summed
+    int64_t stages_featurized = 0;                  // stage features computed for the children
+    int64_t feature_cache_hits = 0;                 // stage features kept from the parent instead
     double featurize_seconds = 0, cost_seconds = 0; // summed over passes (wall time)
     std::vector<double> pass_seconds;
     std::vector<double> pass_best_cost;

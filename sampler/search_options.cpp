@@ -3,6 +3,10 @@
 #include "common/yaml_reader.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+extern char **environ;
 
 namespace schedforge::sampler {
 
@@ -76,6 +80,8 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
             r.on("threads", [&](const YAML::Node &m, const std::string &mk) { o.threads = integer(m, mk); });
             r.on("max_tilings", [&](const YAML::Node &m, const std::string &mk) { o.max_tilings = integer(m, mk); });
             r.on("hash_penalty", [&](const YAML::Node &m, const std::string &mk) { o.hash_penalty = number(m, mk); });
+            r.on("memoize_features",
+                 [&](const YAML::Node &m, const std::string &mk) { o.memoize_features = boolean(m, mk); });
             r.run();
         });
         top.on("pruning", [&](const YAML::Node &n, const std::string &k) {
@@ -115,5 +121,43 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
 }
 
 SearchOptions load_search_options(const std::string &path) { return parse_search_options(yaml::read_file(path), path); }
+
+const std::vector<EnvironmentVariable> &search_environment_variables() {
+    static const std::vector<EnvironmentVariable> variables = {
+        {"SCHEDFORGE_SEARCH_CONFIG", ""},  {"SCHEDFORGE_BEAM_SIZE", "beam_size"}, {"SCHEDFORGE_PASSES", "passes"},
+        {"SCHEDFORGE_DROPOUT", "dropout"}, {"SCHEDFORGE_SEED", "seed"},           {"SCHEDFORGE_THREADS", "threads"}};
+    return variables;
+}
+
+SearchOptions search_options_from_environment() {
+    const std::vector<EnvironmentVariable> &known = search_environment_variables();
+    for (char **entry = environ; *entry; entry++) {
+        const std::string name = std::string(*entry).substr(0, std::strcspn(*entry, "="));
+        if (name.rfind("SCHEDFORGE_", 0) != 0) continue;
+        bool found = false;
+        std::string list;
+        for (const EnvironmentVariable &v : known) {
+            found = found || name == v.name;
+            list += (list.empty() ? "" : ", ") + std::string(v.name);
+        }
+        if (!found) throw UserError("unknown environment variable " + name + " (schedforge reads " + list + ")");
+    }
+    SearchOptions o;
+    for (const EnvironmentVariable &v : known) {
+        const char *value = std::getenv(v.name);
+        if (!value) continue;
+        const std::string source = std::string("environment variable ") + v.name;
+        if (!*v.key) {
+            o = load_search_options(value);
+            continue;
+        }
+        // Through the config parser, so values are checked exactly as in a file; the emitter
+        // quotes whatever the variable holds.
+        YAML::Node doc;
+        doc["search"][v.key] = std::string(value);
+        o = parse_search_options(YAML::Dump(doc), source, o);
+    }
+    return o;
+}
 
 } // namespace schedforge::sampler

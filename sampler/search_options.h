@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace schedforge::sampler {
 
@@ -34,6 +35,7 @@ struct SearchOptions {
     int threads = 0;           // TBB threads for successors and costs (0: TBB's default); results do not depend on it
     int max_tilings = 24;      // tilings kept per stage decision (evenly thinned, deterministic)
     double hash_penalty = 2.0; // cost factor for a state whose coarse hash a better state has
+    bool memoize_features = true; // children reuse the parent's features where a decision cannot change them
     PruningRules pruning;
     std::array<double, featurize::kNumCostTerms> coefficients; // the manual cost model's c_0..c_26
 
@@ -50,5 +52,15 @@ double dropout_for_greedy_chance(double greedy_chance, int decisions);
 SearchOptions parse_search_options(const std::string &yaml_text, const std::string &source,
                                    SearchOptions base = SearchOptions());
 SearchOptions load_search_options(const std::string &path);
+
+// The plugin's parameters from the environment: SCHEDFORGE_SEARCH_CONFIG (a YAML file) over the
+// built-in defaults, then each variable of search_environment_variables() over its `search:` key.
+// Any other SCHEDFORGE_* variable is a UserError (a misspelt parameter must not pass silently).
+struct EnvironmentVariable {
+    const char *name; // SCHEDFORGE_BEAM_SIZE
+    const char *key;  // beam_size, under `search:`; empty for SCHEDFORGE_SEARCH_CONFIG
+};
+const std::vector<EnvironmentVariable> &search_environment_variables();
+SearchOptions search_options_from_environment();
 
 } // namespace schedforge::sampler

@@ -4,11 +4,13 @@
 //
 //   autoschedule (--app NAME | --pipeline SEED [--config GENERATOR.yaml])
 //                [--search-config SEARCH.yaml] [--beam 32] [--passes 5] [--dropout 1] [--seed 0]
-//                [--cores N] [--threads N] [--features] [--check]
+//                [--cores N] [--threads N] [--features] [--check] [--benchmark]
 //
 // Flags override the search config, which overrides the built-in defaults
 // (configs/search/default.yaml documents them). --check compiles the schedule and compares its
-// output with the all-compute_root schedule's.
+// output with the all-compute_root schedule's. --benchmark times the schedule and compute_root's
+// with the benchmark runner (isolated workers, which also check the output); the workers search
+// for themselves, since they are forked before this process starts any thread.
 #include "apps/app.h"
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
@@ -16,8 +18,10 @@
 #include "generator/config.h"
 #include "generator/synthesize.h"
 #include "sampler/beam_search.h"
+#include "sampler/benchmark_runner.h"
 #include "sampler/cost_model.h"
 #include "sampler/output_check.h"
+#include "sampler/schedule_pipeline.h"
 #include "sampler/search_options.h"
 #include "tools/cli.h"
 #include "tools/table.h"
@@ -25,8 +29,11 @@
 #include <Halide.h>
 
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 
 namespace {
 
@@ -38,6 +45,71 @@ namespace sg = schedforge::gen;
 namespace sa = schedforge::apps;
 using schedforge::UserError;
 
+// What is scheduled: a random pipeline or an app, built afresh on each call (each schedule needs
+// its own Funcs), with an output buffer of the right shape.
+struct Subject {
+    Halide::Pipeline pipeline;
+    Halide::Buffer<> output;
+    std::function<void()> schedule_compute_root;
+};
+
+Subject build_subject(const std::optional<sg::PipelineSpec> &spec, const std::string &app_name) {
+    Subject s;
+    if (spec) {
+        auto built = std::make_shared<sg::BuiltPipeline>(sg::build_pipeline(*spec));
+        s.pipeline = built->pipeline;
+        s.output = Halide::Buffer<>(sg::halide_type(spec->nodes[size_t(spec->output)].type), built->output_extents());
+        s.schedule_compute_root = [built]() { built->schedule_compute_root(); };
+    } else {
+        auto built = std::make_shared<sa::BuiltApp>(sa::build_app(app_name, /*small=*/false));
+        s.pipeline = built->pipeline;
+        s.output = built->output_buffer;
+        s.schedule_compute_root = [built]() { sa::schedule_compute_root(*built); };
+    }
+    return s;
+}
+
+// compute_root's output and time, then the searched schedule's (checked against it), in workers.
+void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &options, const Halide::Target &target) {
+    ss::RunnerOptions runner;
+    runner.target = target.to_string();
+    runner.integer_tolerance = 1; // fast-math may move a float that becomes an integer by one
+    ss::BenchmarkJob root;
+    root.name = "compute_root";
+    root.prepare = [build]() {
+        Subject s = build();
+        s.schedule_compute_root();
+        return ss::PreparedJob{s.pipeline, s.output};
+    };
+    root.return_output = true;
+    const ss::JobResult reference = ss::run_jobs({root}, runner).front();
+    ss::BenchmarkJob searched;
+    searched.name = "schedforge";
+    searched.prepare = [build, options, target]() {
+        Subject s = build();
+        ss::schedule_pipeline(s.pipeline, target, options);
+        return ss::PreparedJob{s.pipeline, s.output};
+    };
+    searched.reference = reference.output;
+    const ss::JobResult ours = ss::run_jobs({searched}, runner).front();
+    for (const ss::JobResult *r : {&reference, &ours}) {
+        std::cout << "benchmark " << r->name << ": ";
+        if (r->status != ss::JobStatus::Ok) {
+            std::cout << ss::status_name(r->status) << " (" << r->message << ")\n";
+            continue;
+        }
+        std::cout << format_number("%.4f", 1e3 * r->timing.min_seconds) << " ms min, "
+                  << format_number("%.4f", 1e3 * r->timing.median_seconds) << " ms median (" << r->timing.samples.size()
+                  << " runs, " << r->timing.threads << " threads); compiled in "
+                  << format_number("%.2f", r->compile_seconds) << " s\n";
+    }
+    if (reference.status == ss::JobStatus::Ok && ours.status == ss::JobStatus::Ok && ours.timing.min_seconds > 0) {
+        std::cout << "speedup over compute_root: "
+                  << format_number("%.2f", reference.timing.min_seconds / ours.timing.min_seconds) << "x\n";
+    }
+    if (ours.status != ss::JobStatus::Ok) throw std::runtime_error("the schedule failed to benchmark");
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -47,7 +119,7 @@ int main(int argc, char **argv) {
     std::optional<int> beam, passes, cores, threads;
     std::optional<double> dropout;
     std::optional<uint64_t> seed;
-    bool show_features = false, check = false;
+    bool show_features = false, check = false, bench = false;
     auto *app_opt = app.add_option("--app", app_name, "An app of the suite (see apps/)");
     auto *pipe_opt = app.add_option("--pipeline", pipeline_seed, "Seed of a random pipeline");
     app_opt->excludes(pipe_opt);
@@ -61,6 +133,7 @@ int main(int argc, char **argv) {
     app.add_option("--threads", threads, "Search threads (default: all)");
     app.add_flag("--features", show_features, "Print each stage's features and cost terms");
     app.add_flag("--check", check, "Compile the schedule and compare its output with compute_root's");
+    app.add_flag("--benchmark", bench, "Time the schedule and compute_root's with the benchmark runner");
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         if (app_name.empty() && !pipeline_seed) throw UserError("give --app NAME or --pipeline SEED");
         ss::SearchOptions options =
@@ -82,17 +155,10 @@ int main(int argc, char **argv) {
             throw UserError("--app: unknown app '" + app_name + "'");
         }
         const Halide::Target target = Halide::get_host_target();
-        sg::BuiltPipeline built_spec;
-        sa::BuiltApp built_app;
-        Halide::Pipeline pipeline;
-        if (spec) {
-            built_spec = sg::build_pipeline(*spec);
-            pipeline = built_spec.pipeline;
-        } else {
-            built_app = sa::build_app(app_name, /*small=*/false);
-            pipeline = built_app.pipeline;
-        }
-        const sf::FunctionDAG dag = sf::FunctionDAG::build(pipeline);
+        auto build = [spec, app_name]() { return build_subject(spec, app_name); };
+        if (bench) benchmark(build, options, target); // first: the runner forks before any thread starts
+        Subject subject = build();
+        const sf::FunctionDAG dag = sf::FunctionDAG::build(subject.pipeline);
         ss::ManualCostModel model(options.coefficients);
         const ss::SearchResult r = ss::beam_search(dag, target, model, options);
 
@@ -102,9 +168,10 @@ int main(int argc, char **argv) {
         double total = 0;
         for (double t : s.pass_seconds) total += t;
         std::cout << "search: " << s.states_generated << " states generated, " << s.states_pruned << " pruned, "
-                  << s.cost_evaluations << " costed; " << format_number("%.2f", total) << " s (featurize "
-                  << format_number("%.2f", s.featurize_seconds) << " s, cost " << format_number("%.2f", s.cost_seconds)
-                  << " s)\n";
+                  << s.cost_evaluations << " costed; stage features: " << s.stages_featurized << " computed, "
+                  << s.feature_cache_hits << " kept from the parent; " << format_number("%.2f", total)
+                  << " s (featurize " << format_number("%.2f", s.featurize_seconds) << " s, cost "
+                  << format_number("%.2f", s.cost_seconds) << " s)\n";
         for (size_t p = 0; p < s.pass_seconds.size(); p++) {
             std::cout << "  pass " << p + 1 << ": " << format_number("%.2f", s.pass_seconds[p]) << " s, best cost "
                       << format_number("%.4g", s.pass_best_cost[p]) << "\n";
@@ -131,20 +198,12 @@ int main(int argc, char **argv) {
         }
         if (check) {
             const Halide::Target strict = target.with_feature(Halide::Target::StrictFloat);
-            std::string diff;
-            if (spec) {
-                sg::BuiltPipeline reference = sg::build_pipeline(*spec);
-                reference.schedule_compute_root();
-                sf::apply(dag, r.nest);
-                diff = ss::compare_buffers(reference.run(strict), built_spec.run(strict));
-            } else {
-                sa::BuiltApp reference = sa::build_app(app_name, /*small=*/false);
-                sa::schedule_compute_root(reference);
-                sf::apply(dag, r.nest);
-                reference.pipeline.realize(reference.output_buffer, strict);
-                built_app.pipeline.realize(built_app.output_buffer, strict);
-                diff = ss::compare_buffers(reference.output_buffer, built_app.output_buffer);
-            }
+            Subject reference = build();
+            reference.schedule_compute_root();
+            reference.pipeline.realize(reference.output, strict);
+            sf::apply(dag, r.nest);
+            subject.pipeline.realize(subject.output, strict);
+            const std::string diff = ss::compare_buffers(reference.output, subject.output);
             if (!diff.empty()) {
                 std::cerr << "autoschedule: the schedule's output differs from compute_root's: " << diff << "\n";
                 return 1;

@@ -2,12 +2,14 @@
 // schedule with the isolated runner, and prints runtimes and speedups against a baseline.
 //
 //   compare-schedulers --out DIR [--apps all|a,b] [--pipelines N] [--config FILE] [--seed S]
-//                      [--schedulers manual,root,Mullapudi2016,Li2018,Adams2019] [--baseline Adams2019]
+//                      [--schedulers manual,root,Mullapudi2016,Li2018,Adams2019,SchedForge]
+//                      [--baseline Adams2019] [--search-config SEARCH.yaml]
 //                      [--target host] [--threads T] [--compile-timeout 600] [--run-timeout 60]
 //
 // Schedulers: manual (apps only: the app's hand-written schedule), root (every stage
-// compute_root), inline (Halide's default schedule), and Halide's autoscheduler plugins
-// Mullapudi2016, Li2018 and Adams2019 (machine parameters from this machine's fingerprint). Every
+// compute_root), inline (Halide's default schedule), Halide's autoscheduler plugins
+// Mullapudi2016, Li2018 and Adams2019 (machine parameters from this machine's fingerprint), and
+// SchedForge, our search (--search-config, cores from the same machine parameters). Every
 // schedule's output is checked against the compute_root schedule's; a failed entry shows its
 // status in the table and its reason in the CSV. DIR receives comparison.csv, comparison.png
 // (gnuplot), fingerprint.txt and workers.log (what the workers printed, e.g. autoscheduler logs).
@@ -18,6 +20,8 @@
 #include "sampler/benchmark_runner.h"
 #include "sampler/fingerprint.h"
 #include "sampler/halide_autoschedulers.h"
+#include "sampler/schedule_pipeline.h"
+#include "sampler/search_options.h"
 #include "tools/cli.h"
 #include "tools/files.h"
 #include "tools/progress.h"
@@ -95,14 +99,16 @@ int main(int argc, char **argv) {
     std::string config_path, out_dir, schedulers_text = "root,Mullapudi2016,Li2018,Adams2019", baseline = "Adams2019";
     uint64_t seed = 0;
     int64_t pipelines = 4;
-    std::string apps_text;
+    std::string apps_text, search_config;
     ss::RunnerOptions runner;
     app.add_option("--out", out_dir, "Output folder (created if missing)")->required();
     app.add_option("--config", config_path, "Generator config YAML (default: built-in defaults)");
     app.add_option("--seed", seed, "Seed of the first random pipeline");
     app.add_option("--pipelines", pipelines, "Random pipelines to compare")->check(CLI::NonNegativeNumber);
     app.add_option("--apps", apps_text, "Apps to compare: all, or a comma-separated list");
-    app.add_option("--schedulers", schedulers_text, "Comma-separated: root, inline, Mullapudi2016, Li2018, Adams2019");
+    app.add_option("--schedulers", schedulers_text,
+                   "Comma-separated: manual, root, inline, Mullapudi2016, Li2018, Adams2019, SchedForge");
+    app.add_option("--search-config", search_config, "Search config for SchedForge (YAML)")->check(CLI::ExistingFile);
     app.add_option("--baseline", baseline, "Scheduler the speedups are relative to");
     app.add_option("--target", runner.target, "Halide target for compiling and timing");
     app.add_option("--threads", runner.timing.threads, "Halide runtime threads (0: all cores)")
@@ -120,9 +126,10 @@ int main(int argc, char **argv) {
         const std::vector<std::string> schedulers = split_list(schedulers_text);
         if (schedulers.empty()) throw UserError("--schedulers lists no scheduler");
         for (const std::string &s : schedulers) {
-            if (s != "root" && s != "inline" && s != "manual" && ss::halide_autoscheduler_plugin(s).empty()) {
+            if (s != "root" && s != "inline" && s != "manual" && s != "SchedForge" &&
+                ss::halide_autoscheduler_plugin(s).empty()) {
                 throw UserError("unknown scheduler '" + s +
-                                "' (choose from manual, root, inline, Mullapudi2016, Li2018, Adams2019)");
+                                "' (choose from manual, root, inline, Mullapudi2016, Li2018, Adams2019, SchedForge)");
             }
         }
         if (std::find(schedulers.begin(), schedulers.end(), baseline) == schedulers.end()) {
@@ -142,10 +149,20 @@ int main(int argc, char **argv) {
 
         const ss::HardwareFingerprint fp = ss::fingerprint_this_machine();
         const Halide::MachineParams machine = ss::machine_params_for(fp);
+        ss::SearchOptions search = search_config.empty() ? ss::SearchOptions() : ss::load_search_options(search_config);
+        search.cores = machine.parallelism;
         std::string fp_text;
         for (const auto &[k, v] : fp.fields()) fp_text += k + " = " + v + "\n";
         fp_text += "machine_params = " + machine.to_string() + "\n";
         schedforge::tools::write_file_atomic(out_dir + "/fingerprint.txt", fp_text);
+
+        // A named autoscheduler, ours or one of Halide's, applied to a pipeline.
+        auto autoschedule = [target, machine, search](const std::string &scheduler, Halide::Pipeline &pipeline) {
+            if (scheduler == "SchedForge")
+                ss::schedule_pipeline(pipeline, target, search);
+            else
+                ss::run_halide_autoscheduler(scheduler, pipeline, target, machine);
+        };
 
         // What gets scheduled: apps (which also have a manual schedule) and random pipelines.
         struct Subject {
@@ -155,26 +172,26 @@ int main(int argc, char **argv) {
         };
         std::vector<Subject> subjects;
         for (const std::string &a : app_list) {
-            subjects.push_back({a, "app", true, [a, target, machine](const std::string &scheduler) {
+            subjects.push_back({a, "app", true, [a, target, autoschedule](const std::string &scheduler) {
                                     schedforge::apps::BuiltApp built = schedforge::apps::build_app(a, /*small=*/false);
                                     if (scheduler == "manual")
                                         built.app->schedule_manual(target);
                                     else if (scheduler == "root")
                                         schedforge::apps::schedule_compute_root(built);
                                     else if (scheduler != "inline")
-                                        ss::run_halide_autoscheduler(scheduler, built.pipeline, target, machine);
+                                        autoschedule(scheduler, built.pipeline);
                                     return ss::PreparedJob{built.pipeline, built.output_buffer};
                                 }});
         }
         for (int64_t i = 0; i < pipelines; i++) {
             const sg::PipelineSpec spec = sg::synthesize_pipeline(cfg, seed + uint64_t(i));
             subjects.push_back({"seed" + std::to_string(spec.seed), sg::format_id(spec.id()), false,
-                                [spec, target, machine](const std::string &scheduler) {
+                                [spec, autoschedule](const std::string &scheduler) {
                                     sg::BuiltPipeline built = sg::build_pipeline(spec);
                                     if (scheduler == "root")
                                         built.schedule_compute_root();
                                     else if (scheduler != "inline")
-                                        ss::run_halide_autoscheduler(scheduler, built.pipeline, target, machine);
+                                        autoschedule(scheduler, built.pipeline);
                                     const sg::Node &out = spec.nodes[size_t(spec.output)];
                                     return ss::PreparedJob{built.pipeline, Halide::Buffer<>(sg::halide_type(out.type),
                                                                                             built.output_extents())};

@@ -122,15 +122,18 @@ TEST(RandomPipelineGenerator, RunGenBenchmarksTheAheadOfTimeBuild) {
 
 TEST(CompareSchedulers, ComparesSchedulesAndWritesCsvAndChart) {
     const fs::path dir = scratch("compare");
+    const std::string search = write_config(dir / "search", "version: 1\nsearch:\n  beam_size: 4\n  passes: 2\n");
     const Result r = run(compare_schedulers("--config " + kSmallConfig +
-                                            " --pipelines 2 --seed 3 --schedulers root,inline,Mullapudi2016 "
-                                            "--baseline root --out " +
-                                            dir.string()));
+                                            " --pipelines 2 --seed 3 --schedulers root,inline,Mullapudi2016,SchedForge "
+                                            "--search-config " +
+                                            search + " --baseline root --out " + dir.string()));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("geomean"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("Mullapudi2016 ms"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("SchedForge ms"), std::string::npos) << r.out;
     const std::string csv = read_file(dir / "comparison.csv");
-    EXPECT_EQ(count_lines(csv), 1 + 2 * 3) << csv;
+    EXPECT_EQ(count_lines(csv), 1 + 2 * 4) << csv;
+    EXPECT_NE(csv.find(",SchedForge,ok,"), std::string::npos) << csv;
     // The baseline's own speedup is 1 and every schedule matched the reference output.
     EXPECT_NE(csv.find(",root,ok,\"\","), std::string::npos) << csv;
     EXPECT_EQ(csv.find("wrong_output"), std::string::npos) << csv;

@@ -1,5 +1,6 @@
 // The autoschedule CLI as a user runs it: an app scheduled and checked against compute_root, a
-// random pipeline with a search config, and bad input (exit 2, one line naming the problem).
+// random pipeline with a search config, one benchmarked with the runner, and bad input (exit 2, one line naming the
+// problem).
 #include "tests/support/commands.h"
 
 #include <gtest/gtest.h>
@@ -27,6 +28,15 @@ TEST(Autoschedule, RandomPipelineWithASearchConfigPrintsFeatures) {
     EXPECT_NE(r.out.find("term.vector_compute = "), std::string::npos);
     EXPECT_EQ(r.out.find("pass 2: "), std::string::npos) << "the config asked for one pass";
     fs::remove_all(dir);
+}
+
+TEST(Autoschedule, BenchmarksTheScheduleAgainstComputeRoot) {
+    const Result r = run(autoschedule("--pipeline 6 --config " + kSmallConfig + " --beam 2 --passes 1 --benchmark"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("benchmark compute_root: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("benchmark schedforge: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("ms min"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("speedup over compute_root: "), std::string::npos) << r.out;
 }
 
 struct BadArgs {

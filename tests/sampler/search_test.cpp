@@ -7,6 +7,7 @@
 #include "featurize/cost_terms.h"
 #include "generator/build.h"
 #include "generator/config.h"
+#include "generator/rng.h"
 #include "generator/synthesize.h"
 #include "sampler/beam_search.h"
 #include "sampler/cost_model.h"
@@ -128,6 +129,67 @@ TEST(BeamSearch, SameSeedSameScheduleWhateverTheThreadCount) {
     EXPECT_EQ(a.stats.states_generated, b.stats.states_generated);
 }
 
+// The feature memo: along a random path of decisions, every successor's features from its
+// parent's (update_schedule_features) equal its features computed from scratch, on small and
+// default-sized random pipelines.
+class FeatureMemo : public ::testing::TestWithParam<int> {};
+
+TEST_P(FeatureMemo, EqualsFeaturizingFromScratch) {
+    const bool small = GetParam() % 2 == 0;
+    const gen::GeneratorConfig cfg = small ? gen::load_generator_config(kSmall) : gen::GeneratorConfig();
+    const gen::PipelineSpec spec = gen::synthesize_pipeline(cfg, uint64_t(GetParam()));
+    SCOPED_TRACE(spec.to_text());
+    gen::BuiltPipeline built = gen::build_pipeline(spec);
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+    const Halide::Target target = strict_target();
+    const SuccessorGenerator generator(dag, target, options(1, 1));
+    gen::Rng rng(uint64_t(GetParam()) + 77);
+    sf::LoopNest nest(dag);
+    std::vector<sf::StageFeatures> features;
+    int64_t reused_total = 0;
+    for (size_t d = 0; d < generator.decisions().size(); d++) {
+        const std::vector<sf::LoopNest> children = generator.successors(nest, int(d));
+        ASSERT_FALSE(children.empty());
+        for (const sf::LoopNest &child : children) {
+            int64_t reused = 0;
+            const std::vector<sf::StageFeatures> memo =
+                sf::update_schedule_features(dag, child, target, features, generator.decisions()[d].node, &reused);
+            const std::vector<sf::StageFeatures> scratch = sf::compute_schedule_features(dag, child, target);
+            ASSERT_EQ(memo.size(), scratch.size());
+            for (size_t i = 0; i < memo.size(); i++) {
+                SCOPED_TRACE(dag.nodes[size_t(memo[i].node)].name + " stage " + std::to_string(memo[i].stage) +
+                             " after decision " + std::to_string(d));
+                ASSERT_EQ(memo[i].scheduled, scratch[i].scheduled);
+                const auto a = memo[i].features.values(), b = scratch[i].features.values();
+                for (size_t k = 0; k < a.size(); k++) EXPECT_EQ(a[k], b[k]) << sf::ScheduleFeatures::names()[k];
+            }
+            reused_total += reused;
+        }
+        nest = rng.pick(children);
+        features = sf::compute_schedule_features(dag, nest, target);
+    }
+    if (generator.decisions().size() > 2) {
+        EXPECT_GT(reused_total, 0); // the memo does reuse
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, FeatureMemo, ::testing::Range(0, 16));
+
+TEST(BeamSearch, FeatureMemoChangesNothing) {
+    const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::GeneratorConfig(), 4);
+    gen::BuiltPipeline built = gen::build_pipeline(spec);
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+    SearchOptions memo = options(8, 2, 0.7, 3), scratch = memo;
+    scratch.memoize_features = false;
+    const SearchResult a = search(dag, memo), b = search(dag, scratch);
+    EXPECT_EQ(sf::schedule_source(dag, a.nest), sf::schedule_source(dag, b.nest));
+    EXPECT_EQ(a.cost, b.cost);
+    EXPECT_EQ(a.stats.cost_evaluations, b.stats.cost_evaluations);
+    EXPECT_GT(a.stats.feature_cache_hits, 0);
+    EXPECT_EQ(b.stats.feature_cache_hits, 0);
+    EXPECT_EQ(a.stats.stages_featurized + a.stats.feature_cache_hits, b.stats.stages_featurized);
+}
+
 TEST(BeamSearch, DropoutSeedsGiveVariedSchedules) {
     const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::load_generator_config(kSmall), 5);
     gen::BuiltPipeline built = gen::build_pipeline(spec);
@@ -221,6 +283,7 @@ TEST(SearchOptionsFile, DefaultConfigIsTheBuiltInDefaults) {
     EXPECT_EQ(file.passes, builtin.passes);
     EXPECT_EQ(file.dropout, builtin.dropout);
     EXPECT_EQ(file.max_tilings, builtin.max_tilings);
+    EXPECT_EQ(file.memoize_features, builtin.memoize_features);
     EXPECT_EQ(file.pruning.max_recompute, builtin.pruning.max_recompute);
     EXPECT_EQ(file.coefficients, builtin.coefficients);
 }

@@ -1,0 +1,20 @@
+#include "sampler/schedule_pipeline.h"
+
+#include "featurize/apply.h"
+#include "featurize/function_dag.h"
+#include "sampler/cost_model.h"
+
+namespace schedforge::sampler {
+
+ScheduledPipeline schedule_pipeline(const Halide::Pipeline &pipeline, const Halide::Target &target,
+                                    const SearchOptions &options) {
+    const featurize::FunctionDAG dag = featurize::FunctionDAG::build(pipeline);
+    ManualCostModel model(options.coefficients);
+    ScheduledPipeline scheduled;
+    scheduled.search = beam_search(dag, target, model, options);
+    featurize::apply(dag, scheduled.search.nest);
+    scheduled.source = featurize::schedule_source(dag, scheduled.search.nest);
+    return scheduled;
+}
+
+} // namespace schedforge::sampler

@@ -1,0 +1,25 @@
+// One call from a Halide pipeline to a scheduled one: build its FunctionDAG, search with the
+// manual cost model, apply the best schedule to the pipeline's Funcs. The plugin, compare-schedulers'
+// SchedForge column and the dataset tools all schedule through it.
+#pragma once
+
+#include "sampler/beam_search.h"
+#include "sampler/search_options.h"
+
+#include <Halide.h>
+
+#include <string>
+
+namespace schedforge::sampler {
+
+struct ScheduledPipeline {
+    SearchResult search;
+    std::string source; // featurize::schedule_source() of the schedule applied
+};
+
+// Throws featurize::UnsupportedPipeline for a pipeline the search cannot take (e.g. a Func
+// without estimates).
+ScheduledPipeline schedule_pipeline(const Halide::Pipeline &pipeline, const Halide::Target &target,
+                                    const SearchOptions &options);
+
+} // namespace schedforge::sampler
