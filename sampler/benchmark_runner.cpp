@@ -54,7 +54,7 @@ using Clock = std::chrono::steady_clock;
 
 // ---- the wire format between worker and parent ------------------------------------------------
 // Each message is a tag byte, a 64-bit payload length, and the payload. Tags:
-//   'C' compiled (payload: compile seconds), 'R' result, 'E' failure (status byte + message).
+//   'C' compiled (payload: prepare seconds, compile seconds), 'R' result, 'E' failure (status byte + message).
 
 class Writer {
 public:
@@ -176,11 +176,13 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
         send(result_fd, 'E', w.bytes());
     };
     try {
+        const auto start = Clock::now();
         PreparedJob prepared = job.prepare();
         const auto t0 = Clock::now();
         prepared.pipeline.compile_jit(Halide::Target(options.target));
         compiled = true;
         Writer c;
+        c.put<double>(std::chrono::duration<double>(t0 - start).count());
         c.put<double>(std::chrono::duration<double>(Clock::now() - t0).count());
         send(result_fd, 'C', c.bytes());
         char go = 0;
@@ -346,6 +348,7 @@ private:
             Reader r(payload);
             JobResult &res = results_[w.job];
             if (tag == 'C') {
+                res.prepare_seconds = r.get<double>();
                 res.compile_seconds = r.get<double>();
                 w.phase = Phase::WaitingToRun;
             } else if (tag == 'E') {

@@ -51,9 +51,10 @@ struct BenchmarkJob {
 struct JobResult {
     std::string name;
     JobStatus status = JobStatus::Crash;
-    std::string message; // why it failed (empty when ok)
-    double compile_seconds = 0;
-    TimingResult timing; // samples, min, median, thread count
+    std::string message;        // why it failed (empty when ok)
+    double prepare_seconds = 0; // prepare(): building and scheduling (an autoscheduler's search)
+    double compile_seconds = 0; // JIT compilation
+    TimingResult timing;        // samples, min, median, thread count
     std::optional<Halide::Buffer<>> output;
 };
 

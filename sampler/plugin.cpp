@@ -30,6 +30,10 @@ constexpr const char *kName = "SchedForge";
 void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target, const Halide::MachineParams &params,
                   Halide::AutoSchedulerResults *results) {
     try {
+        if (target.has_gpu_feature()) {
+            throw schedforge::UserError("GPU targets are not supported yet (" + target.to_string() +
+                                        "); the search schedules for the CPU");
+        }
         ss::SearchOptions options = ss::search_options_from_environment();
         options.cores = params.parallelism;
         options.validate("machine_params (parallelism is the core count)");

@@ -254,7 +254,8 @@ int main(int argc, char **argv) {
         for (const std::string &s : schedulers) header.push_back(s + " ms");
         for (const std::string &s : schedulers) header.push_back(s + " x");
         schedforge::tools::Table table(header);
-        std::string csv = "pipeline,id,scheduler,status,message,compile_s,min_s,median_s,samples,threads,speedup\n";
+        std::string csv =
+            "pipeline,id,scheduler,status,message,schedule_s,compile_s,min_s,median_s,samples,threads,speedup\n";
         std::string plot_data = "# pipeline";
         for (const std::string &s : schedulers) plot_data += " " + s;
         plot_data += "\n";
@@ -278,9 +279,10 @@ int main(int argc, char **argv) {
                 speed_cells.push_back(speedup > 0 ? format("%.2f", speedup) : "-");
                 plot_row += " " + (speedup > 0 ? format("%.4f", speedup) : std::string("NaN"));
                 csv += name + "," + subjects[p].id + "," + schedulers[s] + "," + ss::status_name(r.status) + "," +
-                       csv_quote(r.message) + "," + format("%.6f", r.compile_seconds) + "," +
-                       format("%.9f", r.timing.min_seconds) + "," + format("%.9f", r.timing.median_seconds) + "," +
-                       std::to_string(r.timing.samples.size()) + "," + std::to_string(r.timing.threads) + "," +
+                       csv_quote(r.message) + "," + format("%.6f", r.prepare_seconds) + "," +
+                       format("%.6f", r.compile_seconds) + "," + format("%.9f", r.timing.min_seconds) + "," +
+                       format("%.9f", r.timing.median_seconds) + "," + std::to_string(r.timing.samples.size()) + "," +
+                       std::to_string(r.timing.threads) + "," +
                        (speedup > 0 ? format("%.6f", speedup) : std::string("")) + "\n";
             }
             row.insert(row.end(), speed_cells.begin(), speed_cells.end());

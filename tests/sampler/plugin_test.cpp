@@ -212,6 +212,17 @@ TEST_P(PluginBadParameters, FailWithAMessageNamingThem) {
 INSTANTIATE_TEST_SUITE_P(Cases, PluginBadParameters, ::testing::ValuesIn(kBadParameters),
                          [](const ::testing::TestParamInfo<BadParameter> &info) { return info.param.name; });
 
+TEST(PluginErrors, GpuTargetIsRefused) {
+    load_schedforge_plugin();
+    gen::BuiltPipeline built = gen::build_pipeline(small_pipeline(3));
+    try {
+        built.pipeline.auto_schedule("SchedForge", kTarget.with_feature(Halide::Target::CUDA), kMachine);
+        ADD_FAILURE() << "scheduled for a GPU target";
+    } catch (const Halide::CompileError &e) {
+        EXPECT_NE(std::string(e.what()).find("GPU targets are not supported"), std::string::npos) << e.what();
+    }
+}
+
 TEST(PluginErrors, PipelineWithoutEstimates) {
     load_schedforge_plugin();
     Halide::Var x("x");

@@ -61,6 +61,15 @@ void expect_pruning_rules(const sf::FunctionDAG &dag, const SearchResult &r, con
             EXPECT_EQ(t.vector_width, sf::native_vector_width(dag, {s.node, s.stage}, strict_target()));
         }
         EXPECT_TRUE(!t.parallel || fs.compute.kind == sf::Site::Root); // parallel only outermost
+        if (t.unroll) {
+            // Unrolled point tiles divide the loops around them (a Halide 14 miscompile otherwise).
+            const std::vector<sf::Span> &b = bounds.production_bounds({s.node, s.stage});
+            const std::vector<int64_t> &point = t.tiles.back();
+            for (size_t l = 0; l < point.size(); l++) {
+                const int64_t around = t.tiles.size() >= 2 ? t.tiles[t.tiles.size() - 2][l] : b[l].extent();
+                EXPECT_EQ(around % point[l], 0) << "loop " << l;
+            }
+        }
         if (fs.compute.kind == sf::Site::Root && !t.tiles.empty()) {
             EXPECT_TRUE(t.parallel);
             // Tasks within [1, 16] x cores; below it only where even one point per task is too few.
@@ -188,6 +197,22 @@ TEST(BeamSearch, FeatureMemoChangesNothing) {
     EXPECT_GT(a.stats.feature_cache_hits, 0);
     EXPECT_EQ(b.stats.feature_cache_hits, 0);
     EXPECT_EQ(a.stats.stages_featurized + a.stats.feature_cache_hits, b.stats.stages_featurized);
+}
+
+TEST(BeamSearch, UnrolledShiftedTileRegression) {
+    // small.yaml seed 87, dropout seed 4 once unrolled a 4-row tile of a 7-row loop (shifted last
+    // tile) with a producer computed inside the stage: Halide 14's code segfaulted.
+    const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::load_generator_config(kSmall), 87);
+    const Halide::Target target = strict_target();
+    gen::BuiltPipeline reference = gen::build_pipeline(spec);
+    reference.schedule_compute_root();
+    gen::BuiltPipeline built = gen::build_pipeline(spec);
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+    const SearchOptions o = options(4, 1, 0.5, 4);
+    const SearchResult r = search(dag, o);
+    expect_pruning_rules(dag, r, o);
+    sf::apply(dag, r.nest);
+    EXPECT_EQ(compare_buffers(reference.run(target), built.run(target)), "") << sf::schedule_source(dag, r.nest);
 }
 
 TEST(BeamSearch, DropoutSeedsGiveVariedSchedules) {
