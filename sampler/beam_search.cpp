@@ -114,12 +114,13 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
             for (size_t i = 0; i < children.size(); i++) {
                 std::shared_ptr<State> &c = children[i];
                 bool ok = true;
+                int64_t scheduled = 0;
                 for (const sf::StageFeatures &s : c->features) {
                     if (!s.scheduled) continue;
-                    result.stats.stages_featurized++;
+                    scheduled++;
                     if (s.node == decisions[d].node && generator.recomputes_too_much(c->nest, s)) ok = false;
                 }
-                result.stats.stages_featurized -= reused[i];
+                result.stats.stages_featurized += scheduled - reused[i];
                 result.stats.feature_cache_hits += reused[i];
                 if (ok) legal.push_back(std::move(c));
             }

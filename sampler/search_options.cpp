@@ -2,6 +2,7 @@
 
 #include "common/yaml_reader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -133,14 +134,12 @@ SearchOptions search_options_from_environment() {
     const std::vector<EnvironmentVariable> &known = search_environment_variables();
     for (char **entry = environ; *entry; entry++) {
         const std::string name = std::string(*entry).substr(0, std::strcspn(*entry, "="));
-        if (name.rfind("SCHEDFORGE_", 0) != 0) continue;
-        bool found = false;
+        if (name.rfind("SCHEDFORGE_", 0) != 0 ||
+            std::any_of(known.begin(), known.end(), [&](const EnvironmentVariable &v) { return name == v.name; }))
+            continue;
         std::string list;
-        for (const EnvironmentVariable &v : known) {
-            found = found || name == v.name;
-            list += (list.empty() ? "" : ", ") + std::string(v.name);
-        }
-        if (!found) throw UserError("unknown environment variable " + name + " (schedforge reads " + list + ")");
+        for (const EnvironmentVariable &v : known) list += (list.empty() ? "" : ", ") + std::string(v.name);
+        throw UserError("unknown environment variable " + name + " (schedforge reads " + list + ")");
     }
     SearchOptions o;
     for (const EnvironmentVariable &v : known) {
