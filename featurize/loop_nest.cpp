@@ -122,6 +122,13 @@ bool can_inline(const FunctionDAG &dag, int node) {
     return !n.is_input && !n.is_output && n.stages.size() == 1 && n.stages[0].self_calls.empty() && n.types.size() == 1;
 }
 
+bool is_input_wrapper(const FunctionDAG &dag, int node) {
+    const Node &n = dag.nodes[size_t(node)];
+    if (n.is_input || n.is_output || n.stages.size() != 1 || n.func.values().size() != 1) return false;
+    const Halide::Internal::Call *call = n.func.values()[0].as<Halide::Internal::Call>();
+    return call && call->call_type == Halide::Internal::Call::Image && call->param.defined();
+}
+
 int native_vector_width(const FunctionDAG &dag, StageRef s, const Halide::Target &target) {
     int bytes = 8;
     for (const Halide::Type &t : dag.nodes[size_t(s.node)].types) bytes = std::min(bytes, t.bytes());

@@ -96,6 +96,10 @@ public:
 // (through inlined Funcs) must lie within the site. Sites are listed outermost first, root first.
 std::vector<Site> legal_compute_sites(const FunctionDAG &dag, const LoopNest &nest, int node);
 bool can_inline(const FunctionDAG &dag, int node);
+// The Func of an ImageParam itself ("in0_im": its definition is the call to the buffer). Halide 14
+// corrupts the heap when such a Func is computed at root under nested GuardWithIf splits, so the
+// search only ever inlines it (as Halide's own autoschedulers do).
+bool is_input_wrapper(const FunctionDAG &dag, int node);
 // Whether a stage's split tails are guarded (GuardWithIf: each point once) rather than shifted
 // inwards (ShiftInwards: whole tiles that overlap). Updates must not compute a point twice, and
 // stages that read input images (directly or through inlined Funcs) must not step outside

@@ -1,6 +1,7 @@
 #include "sampler/benchmark_runner.h"
 
 #include "common/errors.h"
+#include "sampler/wire.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include <poll.h>
 #include <set>
 #include <string>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
@@ -28,6 +30,7 @@ const char *status_name(JobStatus s) {
     case JobStatus::Timeout: return "timeout";
     case JobStatus::OutOfMemory: return "oom";
     case JobStatus::WrongOutput: return "wrong_output";
+    case JobStatus::Cancelled: return "cancelled";
     }
     return "?";
 }
@@ -54,57 +57,8 @@ using Clock = std::chrono::steady_clock;
 
 // ---- the wire format between worker and parent ------------------------------------------------
 // Each message is a tag byte, a 64-bit payload length, and the payload. Tags:
-//   'C' compiled (payload: prepare seconds, compile seconds), 'R' result, 'E' failure (status byte + message).
-
-class Writer {
-public:
-    template<typename T>
-    void put(const T &v) {
-        const char *p = reinterpret_cast<const char *>(&v);
-        bytes_.append(p, sizeof(T));
-    }
-    void put_bytes(const void *data, size_t n) {
-        put<uint64_t>(n);
-        bytes_.append(static_cast<const char *>(data), n);
-    }
-    void put_string(const std::string &s) { put_bytes(s.data(), s.size()); }
-    const std::string &bytes() const { return bytes_; }
-
-private:
-    std::string bytes_;
-};
-
-class Reader {
-public:
-    explicit Reader(const std::string &bytes) : bytes_(bytes) {}
-    template<typename T>
-    T get() {
-        T v{};
-        if (pos_ + sizeof(T) > bytes_.size()) {
-            ok_ = false;
-            return v;
-        }
-        std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
-        pos_ += sizeof(T);
-        return v;
-    }
-    std::string get_string() {
-        const uint64_t n = get<uint64_t>();
-        if (!ok_ || pos_ + n > bytes_.size()) {
-            ok_ = false;
-            return {};
-        }
-        std::string s = bytes_.substr(pos_, n);
-        pos_ += n;
-        return s;
-    }
-    bool ok() const { return ok_; }
-
-private:
-    const std::string &bytes_;
-    size_t pos_ = 0;
-    bool ok_ = true;
-};
+//   'P' the job's payload, 'C' compiled (payload: prepare seconds, compile seconds), 'R' result,
+//   'E' failure (status byte + message).
 
 bool write_all(int fd, const char *data, size_t n) {
     while (n > 0) {
@@ -126,7 +80,7 @@ void send(int fd, char tag, const std::string &payload) {
 }
 
 // Buffers travel as type (code, bits), dimensions, extents and dense bytes.
-void put_buffer(Writer &w, const Halide::Buffer<> &b) {
+void put_buffer(ByteWriter &w, const Halide::Buffer<> &b) {
     const Halide::Buffer<> dense = b.copy();
     w.put<uint8_t>(uint8_t(dense.type().code()));
     w.put<uint8_t>(uint8_t(dense.type().bits()));
@@ -135,7 +89,7 @@ void put_buffer(Writer &w, const Halide::Buffer<> &b) {
     w.put_bytes(dense.data(), dense.size_in_bytes());
 }
 
-Halide::Buffer<> get_buffer(Reader &r) {
+Halide::Buffer<> get_buffer(ByteReader &r) {
     const auto code = r.get<uint8_t>();
     const auto bits = r.get<uint8_t>();
     const auto dims = r.get<int32_t>();
@@ -153,7 +107,11 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
 
 // ---- the worker ---------------------------------------------------------------------------------
 
-[[noreturn]] void worker_main(const BenchmarkJob &job, const RunnerOptions &options, int result_fd, int go_fd) {
+[[noreturn]] void worker_main(const BenchmarkJob &job, const RunnerOptions &options, int result_fd, int go_fd,
+                              pid_t parent) {
+    std::signal(SIGINT, SIG_IGN); // the parent decides what Ctrl-C means
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1); // the parent died before prctl took effect
     if (!options.worker_log.empty()) {
         const int fd = ::open(options.worker_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
         if (fd >= 0) {
@@ -170,7 +128,7 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
     setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/1);
     bool compiled = false;
     auto fail = [&](JobStatus status, const std::string &message) {
-        Writer w;
+        ByteWriter w;
         w.put<uint8_t>(uint8_t(status));
         w.put_string(message);
         send(result_fd, 'E', w.bytes());
@@ -179,9 +137,11 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
         const auto start = Clock::now();
         PreparedJob prepared = job.prepare();
         const auto t0 = Clock::now();
+        send(result_fd, 'P', prepared.payload);
+        if (prepared.before_compile) prepared.before_compile();
         prepared.pipeline.compile_jit(Halide::Target(options.target));
         compiled = true;
-        Writer c;
+        ByteWriter c;
         c.put<double>(std::chrono::duration<double>(t0 - start).count());
         c.put<double>(std::chrono::duration<double>(Clock::now() - t0).count());
         send(result_fd, 'C', c.bytes());
@@ -189,16 +149,18 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
         while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {
         }
         const Halide::Target target(options.target);
+        const auto timing_start = Clock::now();
         TimingResult timing =
             time_runs(options.timing, threads, [&]() { prepared.pipeline.realize(prepared.output, target); });
-        Writer r;
+        const double benchmark_seconds = std::chrono::duration<double>(Clock::now() - timing_start).count();
+        ByteWriter r;
         std::string difference;
         if (job.reference) difference = compare_buffers(*job.reference, prepared.output, options.integer_tolerance);
         r.put<uint8_t>(uint8_t(difference.empty() ? JobStatus::Ok : JobStatus::WrongOutput));
         r.put_string(difference);
         r.put<int32_t>(timing.threads);
-        r.put<uint64_t>(timing.samples.size());
-        for (double s : timing.samples) r.put<double>(s);
+        r.put<double>(benchmark_seconds);
+        r.put_vector(timing.samples);
         r.put<uint8_t>(job.return_output ? 1 : 0);
         if (job.return_output) put_buffer(r, prepared.output);
         send(result_fd, 'R', r.bytes());
@@ -239,14 +201,18 @@ std::string signal_text(int sig) {
 class Supervisor {
 public:
     Supervisor(const std::vector<BenchmarkJob> &jobs, const RunnerOptions &options,
-               const std::function<void(size_t, const JobResult &)> &on_done)
-        : jobs_(jobs), options_(options), on_done_(on_done), results_(jobs.size()) {
-        for (size_t i = 0; i < jobs.size(); i++) results_[i].name = jobs[i].name;
+               const std::function<void(size_t, JobResult &)> &on_done, const std::atomic<bool> *stop)
+        : jobs_(jobs), options_(options), on_done_(on_done), stop_(stop), results_(jobs.size()) {
+        for (size_t i = 0; i < jobs.size(); i++) {
+            results_[i].name = jobs[i].name;
+            results_[i].status = JobStatus::Cancelled;
+            results_[i].message = "not started: stopped";
+        }
         max_compiling_ = options.parallel_compiles > 0 ? options.parallel_compiles : host_threads();
     }
 
     std::vector<JobResult> run() {
-        while (next_job_ < jobs_.size() || !workers_.empty()) {
+        while ((next_job_ < jobs_.size() && !stopping()) || !workers_.empty()) {
             launch_what_fits();
             grant_benchmark();
             wait_for_events();
@@ -260,7 +226,10 @@ private:
         return int(std::count_if(workers_.begin(), workers_.end(), [&](const Worker &w) { return w.phase == p; }));
     }
 
+    bool stopping() const { return stop_ && stop_->load(); }
+
     void launch_what_fits() {
+        if (stopping()) return;
         // While a job waits to be timed under the exclusive policy, start no new compile.
         if (options_.exclusive_benchmark && (count(Phase::WaitingToRun) > 0 || count(Phase::Running) > 0)) return;
         while (next_job_ < jobs_.size() && count(Phase::Compiling) < max_compiling_) launch(next_job_++);
@@ -276,7 +245,7 @@ private:
             ::close(result_pipe[0]);
             ::close(go_pipe[1]);
             for (const Worker &w : workers_) ::close(w.result_fd), ::close(w.go_fd);
-            worker_main(jobs_[job], options_, result_pipe[1], go_pipe[0]);
+            worker_main(jobs_[job], options_, result_pipe[1], go_pipe[0], parent_pid_);
         }
         ::close(result_pipe[1]);
         ::close(go_pipe[0]);
@@ -345,9 +314,11 @@ private:
             const char tag = w.inbox[0];
             const std::string payload = w.inbox.substr(1 + sizeof(n), n);
             w.inbox.erase(0, 1 + sizeof(n) + n);
-            Reader r(payload);
+            ByteReader r(payload);
             JobResult &res = results_[w.job];
-            if (tag == 'C') {
+            if (tag == 'P') {
+                res.payload = payload;
+            } else if (tag == 'C') {
                 res.prepare_seconds = r.get<double>();
                 res.compile_seconds = r.get<double>();
                 w.phase = Phase::WaitingToRun;
@@ -359,8 +330,8 @@ private:
                 const auto status = JobStatus(r.get<uint8_t>());
                 const std::string message = r.get_string();
                 res.timing.threads = r.get<int32_t>();
-                const auto samples = r.get<uint64_t>();
-                for (uint64_t i = 0; i < samples && r.ok(); i++) res.timing.samples.push_back(r.get<double>());
+                res.benchmark_seconds = r.get<double>();
+                res.timing.samples = r.get_vector<double>();
                 summarize(&res.timing);
                 if (r.get<uint8_t>()) res.output = get_buffer(r);
                 finish(w, r.ok() ? status : JobStatus::Crash, r.ok() ? message : "malformed result from worker");
@@ -411,7 +382,9 @@ private:
 
     const std::vector<BenchmarkJob> &jobs_;
     const RunnerOptions &options_;
-    const std::function<void(size_t, const JobResult &)> &on_done_;
+    const std::function<void(size_t, JobResult &)> &on_done_;
+    const std::atomic<bool> *stop_;
+    const pid_t parent_pid_ = ::getpid();
     std::vector<JobResult> results_;
     std::vector<Worker> workers_;
     size_t next_job_ = 0;
@@ -431,11 +404,12 @@ void warm_jit_runtime(const Halide::Target &target) {
 }
 
 std::vector<JobResult> run_jobs(const std::vector<BenchmarkJob> &jobs, const RunnerOptions &options,
-                                const std::function<void(size_t, const JobResult &)> &on_done) {
+                                const std::function<void(size_t, JobResult &)> &on_done,
+                                const std::atomic<bool> *stop) {
     validate(options);
     static std::set<std::string> warmed;
     if (!jobs.empty() && warmed.insert(options.target).second) warm_jit_runtime(Halide::Target(options.target));
-    return Supervisor(jobs, options, on_done).run();
+    return Supervisor(jobs, options, on_done, stop).run();
 }
 
 } // namespace schedforge::sampler

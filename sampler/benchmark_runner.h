@@ -19,6 +19,7 @@
 
 #include <Halide.h>
 
+#include <atomic>
 #include <functional>
 #include <optional>
 #include <string>
@@ -26,14 +27,23 @@
 
 namespace schedforge::sampler {
 
-enum class JobStatus { Ok, CompileError, RuntimeError, Crash, Timeout, OutOfMemory, WrongOutput };
+// Cancelled: never started, because the caller asked run_jobs() to stop.
+enum class JobStatus { Ok, CompileError, RuntimeError, Crash, Timeout, OutOfMemory, WrongOutput, Cancelled };
 const char *status_name(JobStatus s); // "ok", "compile_error", ...
 
 // What a job's prepare() returns, in the worker: the scheduled pipeline and a buffer of the
 // output's type and shape to realize into.
 struct PreparedJob {
+    PreparedJob() = default;
+    PreparedJob(Halide::Pipeline p, Halide::Buffer<> o) : pipeline(std::move(p)), output(std::move(o)) {}
+
     Halide::Pipeline pipeline;
     Halide::Buffer<> output;
+    // Bytes for the parent (e.g. the features and source of a searched schedule), sent as soon
+    // as prepare() returns, so that they arrive even when compiling or running then fails.
+    std::string payload;
+    // Runs in the worker after the payload is sent, before compiling (tests inject faults here).
+    std::function<void()> before_compile;
 };
 
 struct BenchmarkJob {
@@ -51,10 +61,12 @@ struct BenchmarkJob {
 struct JobResult {
     std::string name;
     JobStatus status = JobStatus::Crash;
-    std::string message;        // why it failed (empty when ok)
-    double prepare_seconds = 0; // prepare(): building and scheduling (an autoscheduler's search)
-    double compile_seconds = 0; // JIT compilation
-    TimingResult timing;        // samples, min, median, thread count
+    std::string message;          // why it failed (empty when ok)
+    double prepare_seconds = 0;   // prepare(): building and scheduling (an autoscheduler's search)
+    double compile_seconds = 0;   // JIT compilation
+    double benchmark_seconds = 0; // the whole timing protocol, warm-up included
+    std::string payload;          // PreparedJob::payload (empty if prepare() did not return)
+    TimingResult timing;          // samples, min, median, thread count
     std::optional<Halide::Buffer<>> output;
 };
 
@@ -78,8 +90,12 @@ struct RunnerOptions {
 void validate(const RunnerOptions &options);
 
 // Runs every job (in worker processes) and returns their results in job order. `on_done`, if
-// given, is called in the caller's process as each job finishes (e.g. for a progress bar).
+// given, is called in the caller's process as each job finishes (e.g. for a progress bar, or to
+// take the result's output and payload away early). Once `*stop` turns true (e.g. on Ctrl-C), no
+// further job starts: those running finish and the rest are reported Cancelled. Workers ignore
+// SIGINT (a terminal's Ctrl-C reaches the whole process group) and die with their parent.
 std::vector<JobResult> run_jobs(const std::vector<BenchmarkJob> &jobs, const RunnerOptions &options,
-                                const std::function<void(size_t job, const JobResult &)> &on_done = {});
+                                const std::function<void(size_t job, JobResult &)> &on_done = {},
+                                const std::atomic<bool> *stop = nullptr);
 
 } // namespace schedforge::sampler

@@ -7,6 +7,7 @@
 
 #include <Halide.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -18,9 +19,10 @@ constexpr double kFloatRelTol = 1e-4;
 constexpr double kFloatAbsTol = 1e-4;
 
 // Empty when the buffers agree; otherwise a description of the first mismatch and the count.
-// Integer values may differ by up to `integer_tolerance`.
-inline std::string compare_buffers(const Halide::Buffer<> &a, const Halide::Buffer<> &b,
-                                   int64_t integer_tolerance = 0) {
+// Integer values may differ by up to `integer_tolerance`; floats by `float_abs_tolerance` plus
+// kFloatRelTol of their magnitude.
+inline std::string compare_buffers(const Halide::Buffer<> &a, const Halide::Buffer<> &b, int64_t integer_tolerance = 0,
+                                   double float_abs_tolerance = kFloatAbsTol) {
     if (a.type() != b.type() || a.dimensions() != b.dimensions()) return "type or dimensionality differs";
     for (int d = 0; d < a.dimensions(); d++) {
         if (a.dim(d).extent() != b.dim(d).extent() || a.dim(d).min() != b.dim(d).min()) return "shapes differ";
@@ -37,7 +39,7 @@ inline std::string compare_buffers(const Halide::Buffer<> &a, const Halide::Buff
             bool same;
             if constexpr (std::is_floating_point_v<T>) {
                 same = std::abs(double(va) - double(vb)) <=
-                       kFloatAbsTol + kFloatRelTol * std::max(std::abs(double(va)), std::abs(double(vb)));
+                       float_abs_tolerance + kFloatRelTol * std::max(std::abs(double(va)), std::abs(double(vb)));
             } else {
                 same = std::abs(int64_t(va) - int64_t(vb)) <= integer_tolerance;
             }
@@ -74,6 +76,18 @@ inline std::string compare_buffers(const Halide::Buffer<> &a, const Halide::Buff
     if (mismatches == 0) return "";
     return std::to_string(mismatches) + " of " + std::to_string(a.number_of_elements()) + " values differ, first " +
            first;
+}
+
+// The largest magnitude of a float buffer (0 for other types). Without StrictFloat, a long
+// reduction's rounding depends on the schedule: an absolute tolerance scaled by this keeps
+// near-zero outputs of large sums from counting as wrong.
+inline double float_scale(const Halide::Buffer<> &b) {
+    if (!b.type().is_float() || b.type().bits() != 32) return 0;
+    const Halide::Buffer<> dense = b.copy();
+    const float *p = static_cast<const float *>(dense.data());
+    double scale = 0;
+    for (size_t i = 0; i < dense.number_of_elements(); i++) scale = std::max(scale, std::abs(double(p[i])));
+    return scale;
 }
 
 } // namespace schedforge::sampler

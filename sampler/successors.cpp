@@ -244,6 +244,7 @@ std::vector<LoopNest> SuccessorGenerator::successors(const LoopNest &nest, int d
     if (sf::can_inline(dag_, dec.node)) {
         out.push_back(nest);
         out.back().funcs[size_t(dec.node)] = {Site::inlined(), Site::inlined(), {}};
+        if (sf::is_input_wrapper(dag_, dec.node)) return out;
     }
     for (const Site &site : sf::legal_compute_sites(dag_, nest, dec.node)) {
         LoopNest base = nest;

@@ -13,8 +13,10 @@ namespace schedforge::tools {
 
 class ProgressBar {
 public:
-    ProgressBar(std::string label, int64_t total)
-        : label_(std::move(label)), total_(total), enabled_(isatty(STDERR_FILENO) != 0), start_(Clock::now()) {}
+    // `per_hour`: show the rate per hour (for slow items, e.g. benchmarked samples) instead of per second.
+    ProgressBar(std::string label, int64_t total, bool per_hour = false)
+        : label_(std::move(label)), total_(total), per_hour_(per_hour), enabled_(isatty(STDERR_FILENO) != 0),
+          start_(Clock::now()) {}
 
     ~ProgressBar() { finish(); }
 
@@ -44,15 +46,17 @@ private:
         const double rate = seconds > 0 ? double(done_) / seconds : 0;
         const int filled = int(kWidth * done_ / total_);
         const long eta = rate > 0 ? long(double(total_ - done_) / rate) : 0;
-        std::fprintf(stderr, "\r%s [%s%s] %lld/%lld  %.1f/s  ETA %ld:%02ld %s", label_.c_str(),
+        std::fprintf(stderr, "\r%s [%s%s] %lld/%lld  %.1f/%s  ETA %ld:%02ld:%02ld %s\033[K", label_.c_str(),
                      std::string(size_t(filled), '=').c_str(), std::string(size_t(kWidth - filled), ' ').c_str(),
-                     (long long)done_, (long long)total_, rate, eta / 60, eta % 60, note.c_str());
+                     (long long)done_, (long long)total_, per_hour_ ? rate * 3600 : rate, per_hour_ ? "h" : "s",
+                     eta / 3600, eta / 60 % 60, eta % 60, note.c_str());
         std::fflush(stderr);
         drawn_ = true;
     }
 
     std::string label_;
     int64_t total_, done_ = 0;
+    bool per_hour_;
     bool enabled_, drawn_ = false;
     Clock::time_point start_, last_draw_{};
 };

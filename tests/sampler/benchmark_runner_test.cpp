@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <csignal>
 #include <unistd.h>
 
 namespace schedforge::sampler {
@@ -196,6 +198,51 @@ TEST(BenchmarkRunner, BadOptionsAreUserErrors) {
     o = RunnerOptions();
     o.run_timeout_seconds = 0;
     EXPECT_THROW(validate(o), std::runtime_error);
+}
+
+// A job's payload reaches the parent even when the worker then crashes; a stop request cancels
+// the jobs not yet started while the started ones finish.
+TEST(BenchmarkRunner, PayloadsArriveEvenWhenTheJobThenCrashes) {
+    std::vector<BenchmarkJob> jobs;
+    for (int i = 0; i < 3; i++) {
+        BenchmarkJob job = simple_job("job" + std::to_string(i), i);
+        job.prepare = [inner = job.prepare, i]() {
+            PreparedJob p = inner();
+            p.payload = "payload " + std::to_string(i) + std::string(1, '\0') + "binary";
+            if (i == 1) p.before_compile = []() { std::raise(SIGSEGV); };
+            return p;
+        };
+        jobs.push_back(job);
+    }
+    const std::vector<JobResult> r = run_jobs(jobs, fast_options());
+    ASSERT_EQ(r.size(), 3u);
+    for (int i = 0; i < 3; i++) {
+        EXPECT_EQ(r[size_t(i)].payload, "payload " + std::to_string(i) + std::string(1, '\0') + "binary");
+    }
+    EXPECT_EQ(r[0].status, JobStatus::Ok);
+    EXPECT_EQ(r[1].status, JobStatus::Crash);
+    EXPECT_NE(r[1].message.find("SIGSEGV"), std::string::npos) << r[1].message;
+    EXPECT_EQ(r[2].status, JobStatus::Ok);
+    EXPECT_GT(r[0].benchmark_seconds, 0);
+}
+
+TEST(BenchmarkRunner, StopCancelsJobsNotYetStarted) {
+    std::vector<BenchmarkJob> jobs;
+    for (int i = 0; i < 6; i++) jobs.push_back(simple_job("job" + std::to_string(i), i));
+    RunnerOptions o = fast_options();
+    o.parallel_compiles = 1;
+    std::atomic<bool> stop{false};
+    int finished = 0;
+    const std::vector<JobResult> r = run_jobs(
+        jobs, o,
+        [&](size_t, JobResult &) {
+            if (++finished == 2) stop = true;
+        },
+        &stop);
+    EXPECT_EQ(finished, 2);
+    EXPECT_EQ(r[0].status, JobStatus::Ok);
+    EXPECT_EQ(r[1].status, JobStatus::Ok);
+    for (size_t i = 2; i < r.size(); i++) EXPECT_EQ(r[i].status, JobStatus::Cancelled) << i;
 }
 
 } // namespace

@@ -26,6 +26,7 @@ namespace {
 namespace sf = schedforge::featurize;
 
 const std::string kSmall = std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/small.yaml";
+const std::string kDefault = std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/default.yaml";
 
 Halide::Target strict_target() {
     return Halide::get_jit_target_from_environment().with_feature(Halide::Target::StrictFloat);
@@ -211,6 +212,29 @@ TEST(BeamSearch, UnrolledShiftedTileRegression) {
     const SearchOptions o = options(4, 1, 0.5, 4);
     const SearchResult r = search(dag, o);
     expect_pruning_rules(dag, r, o);
+    sf::apply(dag, r.nest);
+    EXPECT_EQ(compare_buffers(reference.run(target), built.run(target)), "") << sf::schedule_source(dag, r.nest);
+}
+
+TEST(BeamSearch, InputWrapperRegression) {
+    // default.yaml seed 3095962743586169659, beam 1 with dropout (a dataset's sample): its search
+    // computed the ImageParam's own Func (in0_im) at root under nested GuardWithIf splits, and
+    // Halide 14's code corrupted the heap. Such Funcs are now only inlined.
+    const gen::PipelineSpec spec =
+        gen::synthesize_pipeline(gen::load_generator_config(kDefault), 3095962743586169659ULL);
+    const Halide::Target target = strict_target();
+    gen::BuiltPipeline reference = gen::build_pipeline(spec);
+    reference.schedule_compute_root();
+    gen::BuiltPipeline built = gen::build_pipeline(spec);
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+    SearchOptions o = options(1, 1, 0.5, 15673783749054705792ULL);
+    o.cores = 2; // as on the machine where it crashed
+    const SearchResult r = search(dag, o);
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        if (sf::is_input_wrapper(dag, int(n))) {
+            EXPECT_TRUE(r.nest.inlined(int(n))) << dag.nodes[n].name;
+        }
+    }
     sf::apply(dag, r.nest);
     EXPECT_EQ(compare_buffers(reference.run(target), built.run(target)), "") << sf::schedule_source(dag, r.nest);
 }

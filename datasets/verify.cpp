@@ -1,0 +1,225 @@
+#include "datasets/verify.h"
+
+#include "common/errors.h"
+#include "datasets/layout.h"
+#include "datasets/reader.h"
+#include "featurize/pipeline_features.h"
+#include "featurize/schedule_features.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace schedforge::datasets {
+
+namespace {
+
+// Reads a whole array in blocks of `block` rows; reports each unreadable block and hands the
+// readable ones to `visit(first_row, values)`.
+template<typename T>
+void scan(hid_t file, const char *name, hid_t memory_type, hsize_t columns, uint64_t block,
+          std::vector<std::string> &problems, const std::function<void(uint64_t, const std::vector<T> &)> &visit) {
+    h5::Handle d = h5::dataset(H5Dopen2(file, name, H5P_DEFAULT), name);
+    const uint64_t n = layout::rows(d.get());
+    std::vector<T> values;
+    for (uint64_t begin = 0; begin < n; begin += block) {
+        const uint64_t end = std::min(n, begin + block);
+        values.assign((end - begin) * std::max<hsize_t>(columns, 1), T());
+        try {
+            layout::read_rows(d.get(), memory_type, begin, end, columns, values.data());
+        } catch (const h5::Error &e) {
+            problems.push_back(std::string(name) + " rows " + std::to_string(begin) + ".." + std::to_string(end) +
+                               ": unreadable (" + e.what() + ")");
+            continue;
+        }
+        if (visit) visit(begin, values);
+    }
+}
+
+uint64_t array_rows(hid_t file, const char *name) {
+    const h5::Handle d = h5::dataset(H5Dopen2(file, name, H5P_DEFAULT), name);
+    return layout::rows(d.get());
+}
+
+// Checks that [begin, end) ranges lie inside an array of `size` and follow each other.
+class RangeCheck {
+public:
+    RangeCheck(std::string what, uint64_t size, std::vector<std::string> &problems)
+        : what_(std::move(what)), size_(size), problems_(problems) {}
+    bool check(const std::string &row, uint64_t begin, uint64_t end) {
+        if (begin > end || end > size_) {
+            problems_.push_back(row + ": " + what_ + " range [" + std::to_string(begin) + ", " + std::to_string(end) +
+                                ") outside 0.." + std::to_string(size_));
+            return false;
+        }
+        if (begin < last_end_) {
+            problems_.push_back(row + ": " + what_ + " range overlaps the previous row's");
+            return false;
+        }
+        last_end_ = end;
+        return true;
+    }
+
+private:
+    std::string what_;
+    uint64_t size_, last_end_ = 0;
+    std::vector<std::string> &problems_;
+};
+
+void check_versions(const FileInfo &info, std::vector<std::string> &p) {
+    if (info.pipeline_feature_version != featurize::PipelineFeatures::version()) {
+        p.push_back("pipeline feature version " + std::to_string(info.pipeline_feature_version) + "; this build has " +
+                    std::to_string(featurize::PipelineFeatures::version()));
+    } else if (info.pipeline_feature_names != featurize::PipelineFeatures::names()) {
+        p.push_back("pipeline feature names differ from this build's (same version)");
+    }
+    if (info.schedule_feature_version != featurize::ScheduleFeatures::version()) {
+        p.push_back("schedule feature version " + std::to_string(info.schedule_feature_version) + "; this build has " +
+                    std::to_string(featurize::ScheduleFeatures::version()));
+    } else if (info.schedule_feature_names != featurize::ScheduleFeatures::names()) {
+        p.push_back("schedule feature names differ from this build's (same version)");
+    }
+}
+
+template<typename T>
+void check_finite(const char *name, hsize_t columns, std::vector<std::string> &problems, const std::vector<T> &values,
+                  uint64_t first_row) {
+    for (size_t i = 0; i < values.size(); i++) {
+        if (std::isfinite(values[i])) continue;
+        problems.push_back(std::string(name) + " row " + std::to_string(first_row + i / std::max<hsize_t>(columns, 1)) +
+                           ": a value is not finite");
+        return;
+    }
+}
+
+} // namespace
+
+VerifyReport verify_dataset(const std::string &path) {
+    VerifyReport report;
+    auto &problems = report.problems;
+    const h5::Handle file = layout::open_for_reading(path); // a missing or non-HDF5 file: UserError
+    std::unique_ptr<DatasetReader> reader;
+    try {
+        reader = DatasetReader::open(path); // reads the attributes and both tables
+    } catch (const UserError &e) {
+        problems.push_back(e.what());
+        return report;
+    }
+    const FileInfo &info = reader->info();
+    check_versions(info, problems);
+    report.pipelines = reader->num_pipelines();
+    report.schedules = reader->num_schedules();
+    const hid_t f = file.get();
+    const hsize_t pcols = info.pipeline_feature_names.size(), scols = info.schedule_feature_names.size();
+
+    // Every byte of the arrays, block by block.
+    using FloatVisit = std::function<void(uint64_t, const std::vector<float> &)>;
+    scan<float>(f, layout::kPipelineFeatures, H5T_NATIVE_FLOAT, pcols, 4096, problems,
+                FloatVisit([&](uint64_t first, const std::vector<float> &v) {
+                    check_finite(layout::kPipelineFeatures, pcols, problems, v, first);
+                }));
+    scan<float>(f, layout::kScheduleFeatures, H5T_NATIVE_FLOAT, scols, 4096, problems,
+                FloatVisit([&](uint64_t first, const std::vector<float> &v) {
+                    check_finite(layout::kScheduleFeatures, scols, problems, v, first);
+                }));
+    scan<uint8_t>(f, layout::kPipelineText, H5T_NATIVE_UINT8, 0, 1 << 20, problems, {});
+    scan<uint8_t>(f, layout::kScheduleText, H5T_NATIVE_UINT8, 0, 1 << 20, problems, {});
+    std::vector<double> timings;
+    scan<double>(
+        f, layout::kTimings, H5T_NATIVE_DOUBLE, 0, 1 << 16, problems,
+        std::function<void(uint64_t, const std::vector<double> &)>(
+            [&](uint64_t, const std::vector<double> &v) { timings.insert(timings.end(), v.begin(), v.end()); }));
+
+    // Pipelines.
+    const std::vector<PipelineRecord> pipelines = reader->pipeline_summaries();
+    std::vector<uint32_t> stage_counts;
+    {
+        RangeCheck features("pipeline_features", array_rows(f, layout::kPipelineFeatures), problems);
+        RangeCheck text("pipeline_text", array_rows(f, layout::kPipelineText), problems);
+        for (uint64_t i = 0; i < pipelines.size(); i++) {
+            const std::string row = "pipelines row " + std::to_string(i);
+            PipelineRecord p;
+            try {
+                p = reader->pipeline(i);
+            } catch (const h5::Error &e) {
+                problems.push_back(row + ": unreadable (" + e.what() + ")");
+                stage_counts.push_back(0);
+                continue;
+            }
+            stage_counts.push_back(uint32_t(p.stages.size()));
+            if (p.features.size() != p.stages.size() * pcols) {
+                problems.push_back(row + ": " + std::to_string(p.features.size() / std::max<hsize_t>(pcols, 1)) +
+                                   " feature rows for " + std::to_string(p.stages.size()) + " stages");
+            }
+            if (uint8_t(p.reference_status) >= kNumStatuses) problems.push_back(row + ": unknown reference status");
+        }
+        // Offsets, read raw: the record view above cannot show an inverted range.
+        const h5::Handle d = h5::dataset(H5Dopen2(f, layout::kPipelines, H5P_DEFAULT), layout::kPipelines);
+        const h5::Handle t = layout::pipeline_row_type(false);
+        std::vector<layout::PipelineRow> rows(pipelines.size());
+        layout::read_rows(d.get(), t.get(), 0, rows.size(), 0, rows.data());
+        for (size_t i = 0; i < rows.size(); i++) {
+            const std::string row = "pipelines row " + std::to_string(i);
+            features.check(row, rows[i].features_begin, rows[i].features_end);
+            text.check(row, rows[i].spec_begin, rows[i].spec_end);
+            text.check(row, rows[i].stages_begin, rows[i].stages_end);
+            if (rows[i].features_end - rows[i].features_begin != rows[i].num_stages) {
+                problems.push_back(row + ": feature rows differ from num_stages");
+            }
+        }
+    }
+
+    // Schedules.
+    {
+        const h5::Handle d = h5::dataset(H5Dopen2(f, layout::kSchedules, H5P_DEFAULT), layout::kSchedules);
+        const h5::Handle t = layout::schedule_row_type(false);
+        std::vector<layout::ScheduleRow> rows(reader->num_schedules());
+        layout::read_rows(d.get(), t.get(), 0, rows.size(), 0, rows.data());
+        RangeCheck features("schedule_features", array_rows(f, layout::kScheduleFeatures), problems);
+        RangeCheck text("schedule_text", array_rows(f, layout::kScheduleText), problems);
+        RangeCheck timing("timings", array_rows(f, layout::kTimings), problems);
+        std::set<std::pair<uint64_t, uint32_t>> seen;
+        for (size_t i = 0; i < rows.size(); i++) {
+            const layout::ScheduleRow &r = rows[i];
+            const std::string row = "schedules row " + std::to_string(i);
+            if (r.pipeline_row >= pipelines.size()) {
+                problems.push_back(row + ": pipeline row " + std::to_string(r.pipeline_row) + " does not exist");
+                continue;
+            }
+            if (!seen.insert({pipelines[r.pipeline_row].id, r.sample}).second) {
+                problems.push_back(row + ": sample " + std::to_string(r.sample) + " of pipeline row " +
+                                   std::to_string(r.pipeline_row) + " appears twice");
+            }
+            if (r.status >= kNumStatuses) problems.push_back(row + ": unknown status code " + std::to_string(r.status));
+            if (r.mode > uint8_t(SearchMode::Dropout)) problems.push_back(row + ": unknown search mode");
+            const uint64_t stages = r.features_end - r.features_begin;
+            if (features.check(row, r.features_begin, r.features_end) && stages != 0 &&
+                stages != stage_counts[r.pipeline_row]) {
+                problems.push_back(row + ": " + std::to_string(stages) + " feature rows for a pipeline of " +
+                                   std::to_string(stage_counts[r.pipeline_row]) + " stages");
+            }
+            text.check(row, r.source_begin, r.source_end);
+            text.check(row, r.message_begin, r.message_end);
+            if (!timing.check(row, r.timings_begin, r.timings_end)) continue;
+            const bool ok = Status(r.status) == Status::Ok;
+            if (ok) {
+                if (r.timings_end == r.timings_begin) {
+                    problems.push_back(row + ": status ok without timing samples");
+                } else if (r.timings_end <= timings.size()) {
+                    const double fastest = *std::min_element(timings.begin() + long(r.timings_begin),
+                                                             timings.begin() + long(r.timings_end));
+                    if (!(std::isfinite(r.runtime_min) && r.runtime_min == fastest)) {
+                        problems.push_back(row + ": runtime_min is not the fastest timing sample");
+                    }
+                }
+            } else if (!std::isnan(r.runtime_min)) {
+                problems.push_back(row + ": a failed sample with a runtime");
+            }
+        }
+    }
+    return report;
+}
+
+} // namespace schedforge::datasets

@@ -1,0 +1,214 @@
+#include "harvest/config.h"
+
+#include "common/yaml_reader.h"
+
+#include <filesystem>
+
+namespace schedforge::harvest {
+
+namespace {
+
+const char *fault_name(FaultKind k) {
+    switch (k) {
+    case FaultKind::Crash: return "crash";
+    case FaultKind::Hang: return "hang";
+    case FaultKind::OutOfMemory: return "oom";
+    case FaultKind::CompileError: return "compile_error";
+    }
+    return "?";
+}
+
+void read_sample_search(const YAML::Node &n, const std::string &k, const std::string &source, SampleSearch &s) {
+    yaml::MapReader r(n, k, source);
+    r.on("beam_size",
+         [&](const YAML::Node &m, const std::string &mk) { s.beam_size = int(yaml::integer(m, mk, source)); });
+    r.on("passes", [&](const YAML::Node &m, const std::string &mk) { s.passes = int(yaml::integer(m, mk, source)); });
+    r.on("dropout", [&](const YAML::Node &m, const std::string &mk) { s.dropout = yaml::number(m, mk, source); });
+    r.run();
+}
+
+void emit_sample_search(YAML::Emitter &e, const char *key, const SampleSearch &s) {
+    e << YAML::Key << key << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "beam_size" << YAML::Value << s.beam_size;
+    e << YAML::Key << "passes" << YAML::Value << s.passes;
+    e << YAML::Key << "dropout" << YAML::Value << s.dropout;
+    e << YAML::EndMap;
+}
+
+} // namespace
+
+HarvestConfig parse_harvest_config(const std::string &yaml_text, const std::string &source,
+                                   const std::string &base_folder) {
+    HarvestConfig c;
+    c.runner.integer_tolerance = 1; // benchmarks run with fast-math: a float cast to an integer may move by one
+    const YAML::Node root = yaml::parse(yaml_text, source);
+    auto integer = [&](const YAML::Node &n, const std::string &k) { return yaml::integer(n, k, source); };
+    auto number = [&](const YAML::Node &n, const std::string &k) { return yaml::number(n, k, source); };
+    auto relative = [&](const YAML::Node &n, const std::string &k) {
+        const std::filesystem::path p = yaml::text(n, k, source);
+        return (p.is_absolute() ? p : std::filesystem::path(base_folder) / p).string();
+    };
+    std::string generator_path, search_path;
+    int search_threads = 1;
+    try {
+        yaml::MapReader top(root, "", source);
+        top.on("version", [&](const YAML::Node &n, const std::string &k) {
+            if (integer(n, k) != 1)
+                yaml::fail(source, "unsupported dataset config version (this build reads version 1)");
+        });
+        top.on("generator", [&](const YAML::Node &n, const std::string &k) { generator_path = relative(n, k); });
+        top.on("search", [&](const YAML::Node &n, const std::string &k) { search_path = relative(n, k); });
+        top.on("pipelines", [&](const YAML::Node &n, const std::string &k) { c.pipelines = integer(n, k); });
+        top.on("schedules_per_pipeline",
+               [&](const YAML::Node &n, const std::string &k) { c.schedules_per_pipeline = integer(n, k); });
+        top.on("seed", [&](const YAML::Node &n, const std::string &k) { c.seed = uint64_t(integer(n, k)); });
+        top.on("beam_sample",
+               [&](const YAML::Node &n, const std::string &k) { read_sample_search(n, k, source, c.beam_sample); });
+        top.on("dropout_samples",
+               [&](const YAML::Node &n, const std::string &k) { read_sample_search(n, k, source, c.dropout_samples); });
+        top.on("workers", [&](const YAML::Node &n, const std::string &k) {
+            yaml::MapReader r(n, k, source);
+            sampler::RunnerOptions &o = c.runner;
+            r.on("parallel_compiles",
+                 [&](const YAML::Node &m, const std::string &mk) { o.parallel_compiles = int(integer(m, mk)); });
+            r.on("search_threads",
+                 [&](const YAML::Node &m, const std::string &mk) { search_threads = int(integer(m, mk)); });
+            r.on("exclusive_benchmark", [&](const YAML::Node &m, const std::string &mk) {
+                o.exclusive_benchmark = yaml::boolean(m, mk, source);
+            });
+            r.on("compile_timeout_s",
+                 [&](const YAML::Node &m, const std::string &mk) { o.compile_timeout_seconds = number(m, mk); });
+            r.on("run_timeout_s",
+                 [&](const YAML::Node &m, const std::string &mk) { o.run_timeout_seconds = number(m, mk); });
+            r.on("memory_limit_gb", [&](const YAML::Node &m, const std::string &mk) {
+                o.memory_limit_bytes = int64_t(number(m, mk) * double(int64_t(1) << 30));
+            });
+            r.run();
+        });
+        top.on("timing", [&](const YAML::Node &n, const std::string &k) {
+            yaml::MapReader r(n, k, source);
+            sampler::TimingProtocol &t = c.runner.timing;
+            r.on("warmup_runs",
+                 [&](const YAML::Node &m, const std::string &mk) { t.warmup_runs = int(integer(m, mk)); });
+            r.on("min_samples",
+                 [&](const YAML::Node &m, const std::string &mk) { t.min_samples = int(integer(m, mk)); });
+            r.on("max_samples",
+                 [&](const YAML::Node &m, const std::string &mk) { t.max_samples = int(integer(m, mk)); });
+            r.on("accuracy", [&](const YAML::Node &m, const std::string &mk) { t.accuracy = number(m, mk); });
+            r.on("max_seconds", [&](const YAML::Node &m, const std::string &mk) { t.max_seconds = number(m, mk); });
+            r.on("threads", [&](const YAML::Node &m, const std::string &mk) { t.threads = int(integer(m, mk)); });
+            r.run();
+        });
+        top.on("faults", [&](const YAML::Node &n, const std::string &k) {
+            if (!n.IsSequence()) yaml::fail(source, "'" + k + "' must be a list");
+            for (size_t i = 0; i < n.size(); i++) {
+                const std::string item = k + "[" + std::to_string(i) + "]";
+                Fault f;
+                yaml::MapReader r(n[i], item, source);
+                r.on("pipeline", [&](const YAML::Node &m, const std::string &mk) { f.pipeline = integer(m, mk); });
+                r.on("sample", [&](const YAML::Node &m, const std::string &mk) { f.sample = integer(m, mk); });
+                r.on("kind", [&](const YAML::Node &m, const std::string &mk) {
+                    const std::string kind = yaml::text(m, mk, source);
+                    bool found = false;
+                    for (FaultKind fk :
+                         {FaultKind::Crash, FaultKind::Hang, FaultKind::OutOfMemory, FaultKind::CompileError}) {
+                        if (kind == fault_name(fk)) f.kind = fk, found = true;
+                    }
+                    if (!found)
+                        yaml::fail(source,
+                                   "'" + mk + "' must be crash, hang, oom or compile_error, got '" + kind + "'");
+                });
+                r.run();
+                c.faults.push_back(f);
+            }
+        });
+        top.run();
+    } catch (const YAML::Exception &e) {
+        yaml::fail(source, std::string("invalid config: ") + e.what());
+    }
+    if (!generator_path.empty()) {
+        c.generator_text = yaml::read_file(generator_path);
+        c.generator = gen::parse_generator_config(c.generator_text, generator_path);
+    }
+    if (!search_path.empty()) {
+        c.search_text = yaml::read_file(search_path);
+        c.search = sampler::parse_search_options(c.search_text, search_path);
+    }
+    c.search.threads = search_threads;
+    c.validate(source);
+    return c;
+}
+
+HarvestConfig load_harvest_config(const std::string &path) {
+    const std::string folder = std::filesystem::path(path).parent_path().string();
+    return parse_harvest_config(yaml::read_file(path), path, folder.empty() ? "." : folder);
+}
+
+void HarvestConfig::validate(const std::string &source) const {
+    auto fail = [&](const std::string &m) { yaml::fail(source, m); };
+    if (pipelines < 1) fail("'pipelines' must be at least 1");
+    if (schedules_per_pipeline < 1) fail("'schedules_per_pipeline' must be at least 1");
+    for (const auto &[name, s] :
+         {std::pair{"beam_sample", beam_sample}, std::pair{"dropout_samples", dropout_samples}}) {
+        sampler::SearchOptions o = search;
+        o.beam_size = s.beam_size;
+        o.passes = s.passes;
+        o.dropout = s.dropout;
+        o.validate(source + " (" + name + ")");
+    }
+    if (search.threads < 0) fail("'workers.search_threads' must not be negative");
+    try {
+        sampler::validate(runner);
+    } catch (const UserError &e) {
+        fail(e.what());
+    }
+    for (const Fault &f : faults) {
+        if (f.pipeline < 0 || f.sample < 0) fail("'faults': pipeline and sample must not be negative");
+        if (f.kind == FaultKind::OutOfMemory && runner.memory_limit_bytes == 0) {
+            fail("'faults': an oom fault needs a memory limit (workers.memory_limit_gb > 0)");
+        }
+    }
+}
+
+std::string HarvestConfig::effective_text() const {
+    YAML::Emitter e;
+    e << YAML::BeginMap;
+    e << YAML::Key << "version" << YAML::Value << 1;
+    e << YAML::Key << "seed" << YAML::Value << seed;
+    e << YAML::Key << "schedules_per_pipeline" << YAML::Value << schedules_per_pipeline;
+    emit_sample_search(e, "beam_sample", beam_sample);
+    emit_sample_search(e, "dropout_samples", dropout_samples);
+    e << YAML::Key << "workers" << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "parallel_compiles" << YAML::Value << runner.parallel_compiles;
+    e << YAML::Key << "search_threads" << YAML::Value << search.threads;
+    e << YAML::Key << "exclusive_benchmark" << YAML::Value << runner.exclusive_benchmark;
+    e << YAML::Key << "compile_timeout_s" << YAML::Value << runner.compile_timeout_seconds;
+    e << YAML::Key << "run_timeout_s" << YAML::Value << runner.run_timeout_seconds;
+    e << YAML::Key << "memory_limit_gb" << YAML::Value << double(runner.memory_limit_bytes) / double(int64_t(1) << 30);
+    e << YAML::EndMap;
+    const sampler::TimingProtocol &t = runner.timing;
+    e << YAML::Key << "timing" << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "warmup_runs" << YAML::Value << t.warmup_runs;
+    e << YAML::Key << "min_samples" << YAML::Value << t.min_samples;
+    e << YAML::Key << "max_samples" << YAML::Value << t.max_samples;
+    e << YAML::Key << "accuracy" << YAML::Value << t.accuracy;
+    e << YAML::Key << "max_seconds" << YAML::Value << t.max_seconds;
+    e << YAML::Key << "threads" << YAML::Value << t.threads;
+    e << YAML::EndMap;
+    if (!faults.empty()) {
+        e << YAML::Key << "faults" << YAML::Value << YAML::BeginSeq;
+        for (const Fault &f : faults) {
+            e << YAML::Flow << YAML::BeginMap << YAML::Key << "pipeline" << YAML::Value << f.pipeline << YAML::Key
+              << "sample" << YAML::Value << f.sample << YAML::Key << "kind" << YAML::Value << fault_name(f.kind)
+              << YAML::EndMap;
+        }
+        e << YAML::EndSeq;
+    }
+    // The named configs, verbatim (empty: built-in defaults).
+    e << YAML::Key << "generator_config" << YAML::Value << YAML::Literal << generator_text;
+    e << YAML::Key << "search_config" << YAML::Value << YAML::Literal << search_text;
+    e << YAML::EndMap;
+    return std::string(e.c_str()) + "\n";
+}
+
+} // namespace schedforge::harvest

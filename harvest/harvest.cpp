@@ -1,0 +1,391 @@
+#include "harvest/harvest.h"
+
+#include "common/errors.h"
+#include "datasets/reader.h"
+#include "datasets/writer.h"
+#include "featurize/apply.h"
+#include "featurize/function_dag.h"
+#include "featurize/pipeline_features.h"
+#include "featurize/schedule_features.h"
+#include "generator/build.h"
+#include "generator/rng.h"
+#include "generator/synthesize.h"
+#include "sampler/fingerprint.h"
+#include "sampler/output_check.h"
+#include "sampler/schedule_pipeline.h"
+#include "sampler/wire.h"
+
+#include <Halide.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <ctime>
+#include <limits>
+#include <map>
+#include <set>
+#include <thread>
+
+namespace schedforge::harvest {
+
+namespace {
+
+namespace ds = datasets;
+namespace sf = featurize;
+namespace ss = sampler;
+
+using Clock = std::chrono::steady_clock;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The (node, stage) pairs of a DAG in the order feature rows are stored: node order, then stage
+// order (inputs have no stages).
+std::vector<std::pair<int, int>> stage_order(const sf::FunctionDAG &dag) {
+    std::vector<std::pair<int, int>> order;
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        for (size_t s = 0; s < dag.nodes[n].stages.size(); s++) order.emplace_back(int(n), int(s));
+    }
+    return order;
+}
+
+template<size_t N>
+void append_floats(std::vector<float> &out, const std::array<double, N> &values) {
+    for (double v : values) out.push_back(float(v));
+}
+
+// ---- in the worker -------------------------------------------------------------------------
+
+// Reference job payload: stage names and per-stage pipeline features.
+std::string pipeline_payload(const sf::FunctionDAG &dag) {
+    std::string names;
+    std::vector<float> features;
+    for (const auto &[n, s] : stage_order(dag)) {
+        names += dag.nodes[size_t(n)].stages[size_t(s)].name + "\n";
+        append_floats(features, sf::compute_pipeline_features(dag, n, s).values());
+    }
+    ss::ByteWriter w;
+    w.put_string(names);
+    w.put_vector(features);
+    return w.bytes();
+}
+
+// Sample job payload: the searched schedule's source, cost and per-stage features.
+std::string schedule_payload(const sf::FunctionDAG &dag, const ss::ScheduledPipeline &scheduled) {
+    std::map<std::pair<int, int>, const sf::StageFeatures *> by_stage;
+    for (const sf::StageFeatures &f : scheduled.search.features) by_stage[{f.node, f.stage}] = &f;
+    std::vector<float> features;
+    for (const auto &key : stage_order(dag)) {
+        const auto it = by_stage.find(key);
+        append_floats(features, it == by_stage.end() ? sf::ScheduleFeatures().values() : it->second->features.values());
+    }
+    ss::ByteWriter w;
+    w.put_string(scheduled.source);
+    w.put<double>(scheduled.search.cost);
+    w.put_vector(features);
+    return w.bytes();
+}
+
+// A deliberate failure after the search, before compiling (robustness tests).
+void inject(FaultKind kind) {
+    switch (kind) {
+    case FaultKind::Crash: std::raise(SIGSEGV); break;
+    case FaultKind::Hang:
+        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    case FaultKind::OutOfMemory: {
+        // Address space only (never touched): the worker's memory limit turns it into bad_alloc.
+        std::vector<std::unique_ptr<char[]>> blocks;
+        for (int i = 0; i < 1 << 14; i++) blocks.emplace_back(new char[size_t(1) << 30]);
+        break;
+    }
+    case FaultKind::CompileError: throw Halide::CompileError("injected compile error");
+    }
+}
+
+ss::PreparedJob output_of(const gen::PipelineSpec &spec, gen::BuiltPipeline &built) {
+    const gen::Node &out = spec.nodes[size_t(spec.output)];
+    return ss::PreparedJob{built.pipeline, Halide::Buffer<>(gen::halide_type(out.type), built.output_extents())};
+}
+
+// ---- in the parent ---------------------------------------------------------------------------
+
+struct PlannedPipeline {
+    int64_t index = 0;
+    gen::PipelineSpec spec;
+    uint64_t id = 0;
+};
+
+struct JobInfo {
+    size_t pipeline = 0; // index into the plan
+    int64_t sample = -1; // -1: the pipeline's reference job
+    ss::SearchOptions search;
+    ds::SearchMode mode = ds::SearchMode::Beam;
+};
+
+ds::Status dataset_status(ss::JobStatus s) {
+    switch (s) {
+    case ss::JobStatus::Ok: return ds::Status::Ok;
+    case ss::JobStatus::CompileError: return ds::Status::CompileError;
+    case ss::JobStatus::RuntimeError: return ds::Status::RuntimeError;
+    case ss::JobStatus::Crash: return ds::Status::Crash;
+    case ss::JobStatus::Timeout: return ds::Status::Timeout;
+    case ss::JobStatus::OutOfMemory: return ds::Status::Oom;
+    case ss::JobStatus::WrongOutput: return ds::Status::WrongOutput;
+    case ss::JobStatus::Cancelled: break;
+    }
+    return ds::Status::Crash;
+}
+
+// What the file already holds (for --resume).
+struct Existing {
+    std::map<uint64_t, uint64_t> pipeline_rows;      // pipeline id -> row
+    std::set<std::pair<uint64_t, uint32_t>> samples; // (pipeline id, sample)
+};
+
+Existing read_existing(const std::string &path, const HarvestConfig &config) {
+    const std::unique_ptr<ds::DatasetReader> reader = ds::DatasetReader::open(path);
+    const ds::FileInfo &info = reader->info();
+    const ds::FileInfo mine = harvest_file_info(config);
+    if (info.config != mine.config) {
+        throw UserError(path + ": made with a different config (seed, samples per pipeline, search, generator or "
+                               "timing); --resume needs the same one (only --pipelines may grow)");
+    }
+    if (info.pipeline_feature_version != mine.pipeline_feature_version ||
+        info.schedule_feature_version != mine.schedule_feature_version ||
+        info.pipeline_feature_names != mine.pipeline_feature_names ||
+        info.schedule_feature_names != mine.schedule_feature_names) {
+        throw UserError(path + ": written with other feature versions than this build's; start a new file");
+    }
+    if (info.target != mine.target)
+        throw UserError(path + ": written for target " + info.target + ", not " + mine.target);
+    Existing e;
+    const std::vector<ds::PipelineRecord> pipelines = reader->pipeline_summaries();
+    for (uint64_t r = 0; r < pipelines.size(); r++) e.pipeline_rows[pipelines[r].id] = r;
+    for (const ds::ScheduleRecord &s : reader->schedule_summaries()) {
+        e.samples.insert({pipelines[s.pipeline_row].id, s.sample});
+    }
+    return e;
+}
+
+// Writes finished jobs in job order (results may finish out of order).
+class InOrderWriter {
+public:
+    InOrderWriter(ds::DatasetWriter &writer, const std::vector<PlannedPipeline> &plan, const std::vector<JobInfo> &jobs,
+                  const Existing &existing, int64_t integer_tolerance, HarvestStats &stats,
+                  const HarvestProgress &on_sample)
+        : writer_(writer), plan_(plan), jobs_(jobs), rows_(existing.pipeline_rows), tolerance_(integer_tolerance),
+          stats_(stats), on_sample_(on_sample) {}
+
+    void done(size_t job, ss::JobResult &result) {
+        pending_.emplace(job, std::move(result));
+        for (auto it = pending_.find(next_); it != pending_.end(); it = pending_.find(next_)) {
+            const auto start = Clock::now();
+            write(jobs_[next_], it->second);
+            stats_.write_seconds += seconds_since(start);
+            pending_.erase(it);
+            next_++;
+        }
+    }
+
+private:
+    void write(const JobInfo &job, ss::JobResult &r) {
+        if (r.status == ss::JobStatus::Cancelled) return;
+        stats_.search_seconds += r.prepare_seconds;
+        stats_.compile_seconds += r.compile_seconds;
+        stats_.benchmark_seconds += r.benchmark_seconds;
+        const PlannedPipeline &p = plan_[job.pipeline];
+        if (job.sample < 0) {
+            write_pipeline(p, r);
+            return;
+        }
+        ds::ScheduleRecord s;
+        s.pipeline_row = rows_.at(p.id);
+        s.sample = uint32_t(job.sample);
+        s.seed = job.search.seed;
+        s.mode = job.mode;
+        s.beam_size = job.search.beam_size;
+        s.passes = job.search.passes;
+        s.dropout = job.search.dropout;
+        s.status = dataset_status(r.status);
+        s.message = r.message;
+        if (!r.payload.empty()) {
+            ss::ByteReader in(r.payload);
+            s.source = in.get_string();
+            s.predicted_cost = in.get<double>();
+            s.features = in.get_vector<float>();
+            if (!in.ok()) s.features.clear(), s.source.clear();
+        }
+        if (s.status == ds::Status::Ok && reference_ && r.output) {
+            const double abs_tolerance = std::max(ss::kFloatAbsTol, ss::kFloatRelTol * reference_scale_);
+            const std::string diff = ss::compare_buffers(*reference_, *r.output, tolerance_, abs_tolerance);
+            if (!diff.empty())
+                s.status = ds::Status::WrongOutput, s.message = "output differs from compute_root's: " + diff;
+        }
+        s.search_seconds = r.prepare_seconds;
+        s.compile_seconds = r.compile_seconds;
+        s.benchmark_seconds = r.benchmark_seconds;
+        s.threads = r.timing.threads;
+        s.timings = r.timing.samples;
+        const bool ok = s.status == ds::Status::Ok;
+        s.runtime_min = ok ? r.timing.min_seconds : kNaN;
+        s.runtime_median = ok ? r.timing.median_seconds : kNaN;
+        writer_.add_schedule(s);
+        stats_.samples_written++;
+        stats_.by_status[size_t(s.status)]++;
+        if (on_sample_) on_sample_(stats_);
+    }
+
+    void write_pipeline(const PlannedPipeline &p, ss::JobResult &r) {
+        reference_.reset();
+        if (r.status == ss::JobStatus::Ok && r.output) {
+            reference_ = std::move(r.output);
+            reference_scale_ = ss::float_scale(*reference_);
+        }
+        if (rows_.count(p.id)) return; // resumed: the row is there
+        ds::PipelineRecord rec;
+        rec.id = p.id;
+        rec.seed = p.spec.seed;
+        rec.generator_version = p.spec.generator_version;
+        rec.spec = p.spec.to_text();
+        if (!r.payload.empty()) {
+            ss::ByteReader in(r.payload);
+            std::string names = in.get_string();
+            rec.features = in.get_vector<float>();
+            for (size_t b = 0, e; (e = names.find('\n', b)) != std::string::npos; b = e + 1)
+                rec.stages.push_back(names.substr(b, e - b));
+            if (!in.ok()) rec.stages.clear(), rec.features.clear();
+        }
+        rec.reference_status = dataset_status(r.status);
+        rec.reference_runtime = r.status == ss::JobStatus::Ok ? r.timing.min_seconds : kNaN;
+        rows_[p.id] = writer_.add_pipeline(rec);
+        stats_.pipelines_written++;
+    }
+
+    ds::DatasetWriter &writer_;
+    const std::vector<PlannedPipeline> &plan_;
+    const std::vector<JobInfo> &jobs_;
+    std::map<uint64_t, uint64_t> rows_;
+    int64_t tolerance_;
+    HarvestStats &stats_;
+    const HarvestProgress &on_sample_;
+    std::map<size_t, ss::JobResult> pending_;
+    size_t next_ = 0;
+    std::optional<Halide::Buffer<>> reference_; // of the pipeline being written
+    double reference_scale_ = 0;
+};
+
+} // namespace
+
+ds::FileInfo harvest_file_info(const HarvestConfig &config) {
+    ds::FileInfo info;
+    info.pipeline_feature_version = sf::PipelineFeatures::version();
+    info.pipeline_feature_names = sf::PipelineFeatures::names();
+    info.schedule_feature_version = sf::ScheduleFeatures::version();
+    info.schedule_feature_names = sf::ScheduleFeatures::names();
+    info.producer = std::string("schedforge ") + SCHEDFORGE_VERSION;
+    info.producer_commit = SCHEDFORGE_COMMIT;
+    const ss::HardwareFingerprint fp = ss::fingerprint_this_machine();
+    info.halide_version = fp.halide_version;
+    info.target = Halide::Target(config.runner.target).to_string();
+    for (const auto &[k, v] : fp.fields()) info.hardware += k + " = " + v + "\n";
+    const ss::TimingProtocol &t = config.runner.timing;
+    info.timing_protocol =
+        "warmup_runs = " + std::to_string(t.warmup_runs) + "\nmin_samples = " + std::to_string(t.min_samples) +
+        "\nmax_samples = " + std::to_string(t.max_samples) + "\naccuracy = " + std::to_string(t.accuracy) +
+        "\nmax_seconds = " + std::to_string(t.max_seconds) + "\nthreads = " + std::to_string(t.threads) +
+        "\nlabel = min\nexclusive_benchmark = " + (config.runner.exclusive_benchmark ? "true" : "false") + "\n";
+    info.config = config.effective_text();
+    info.created = ds::utc_timestamp();
+    return info;
+}
+
+HarvestStats run_harvest(const HarvestConfig &config, const std::string &out_path, bool resume,
+                         const std::atomic<bool> *stop, const HarvestProgress &on_sample) {
+    const auto start = Clock::now();
+    HarvestStats stats;
+    const Existing existing = resume ? read_existing(out_path, config) : Existing();
+    std::unique_ptr<ds::DatasetWriter> writer =
+        resume ? ds::DatasetWriter::reopen(out_path) : ds::DatasetWriter::create(out_path, harvest_file_info(config));
+
+    // The plan: every pipeline and sample, minus what the file holds.
+    std::vector<PlannedPipeline> plan;
+    std::vector<JobInfo> infos;
+    std::vector<ss::BenchmarkJob> jobs;
+    const Halide::Target target(config.runner.target);
+    for (int64_t i = 0; i < config.pipelines; i++) {
+        PlannedPipeline p;
+        p.index = i;
+        p.spec = gen::synthesize_pipeline(config.generator, gen::derive_seed(config.seed, uint64_t(i)));
+        p.id = p.spec.id();
+        std::vector<int64_t> missing;
+        for (int64_t s = 0; s < config.schedules_per_pipeline; s++) {
+            if (existing.samples.count({p.id, uint32_t(s)})) {
+                stats.samples_present++;
+            } else {
+                missing.push_back(s);
+            }
+        }
+        stats.samples_planned += config.schedules_per_pipeline;
+        if (missing.empty()) continue;
+        const size_t index = plan.size();
+        plan.push_back(p);
+        const gen::PipelineSpec spec = p.spec;
+
+        JobInfo ref;
+        ref.pipeline = index;
+        infos.push_back(ref);
+        ss::BenchmarkJob rj;
+        rj.name = "pipeline " + std::to_string(i) + " reference";
+        rj.return_output = true;
+        rj.prepare = [spec]() {
+            gen::BuiltPipeline built = gen::build_pipeline(spec);
+            ss::PreparedJob job = output_of(spec, built);
+            job.payload = pipeline_payload(sf::FunctionDAG::build(built.pipeline));
+            built.schedule_compute_root();
+            return job;
+        };
+        jobs.push_back(std::move(rj));
+
+        for (int64_t s : missing) {
+            JobInfo info;
+            info.pipeline = index;
+            info.sample = s;
+            const SampleSearch &how = s == 0 ? config.beam_sample : config.dropout_samples;
+            info.mode = s == 0 ? ds::SearchMode::Beam : ds::SearchMode::Dropout;
+            info.search = config.search;
+            info.search.beam_size = how.beam_size;
+            info.search.passes = how.passes;
+            info.search.dropout = how.dropout;
+            info.search.seed = gen::derive_seed(p.spec.seed, uint64_t(s));
+            std::optional<FaultKind> fault;
+            for (const Fault &f : config.faults) {
+                if (f.pipeline == i && f.sample == s) fault = f.kind;
+            }
+            ss::BenchmarkJob sj;
+            sj.name = "pipeline " + std::to_string(i) + " sample " + std::to_string(s);
+            sj.return_output = true;
+            sj.prepare = [spec, search = info.search, target, fault]() {
+                gen::BuiltPipeline built = gen::build_pipeline(spec);
+                ss::PreparedJob job = output_of(spec, built);
+                const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+                ss::ScheduledPipeline scheduled = ss::schedule_pipeline(built.pipeline, target, search);
+                job.payload = schedule_payload(dag, scheduled);
+                if (fault) job.before_compile = [kind = *fault]() { inject(kind); };
+                return job;
+            };
+            infos.push_back(info);
+            jobs.push_back(std::move(sj));
+        }
+    }
+
+    if (on_sample) on_sample(stats);
+    InOrderWriter out(*writer, plan, infos, existing, config.runner.integer_tolerance, stats, on_sample);
+    ss::run_jobs(
+        jobs, config.runner, [&](size_t job, ss::JobResult &r) { out.done(job, r); }, stop);
+    writer->close();
+    stats.stopped = stats.samples_present + stats.samples_written < stats.samples_planned;
+    stats.wall_seconds = seconds_since(start);
+    return stats;
+}
+
+} // namespace schedforge::harvest

@@ -1,0 +1,79 @@
+// ByteWriter / ByteReader: the flat binary encoding of messages between a worker process and its
+// parent (the benchmark runner's frames, and the payloads jobs send back). Same machine, same
+// build on both ends, so values travel in native byte order; a reader that runs past the end
+// turns !ok() instead of reading garbage.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace schedforge::sampler {
+
+class ByteWriter {
+public:
+    template<typename T>
+    void put(const T &v) {
+        const char *p = reinterpret_cast<const char *>(&v);
+        bytes_.append(p, sizeof(T));
+    }
+    void put_bytes(const void *data, size_t n) {
+        put<uint64_t>(n);
+        bytes_.append(static_cast<const char *>(data), n);
+    }
+    void put_string(const std::string &s) { put_bytes(s.data(), s.size()); }
+    template<typename T>
+    void put_vector(const std::vector<T> &v) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        put_bytes(v.data(), v.size() * sizeof(T));
+    }
+    const std::string &bytes() const { return bytes_; }
+
+private:
+    std::string bytes_;
+};
+
+class ByteReader {
+public:
+    explicit ByteReader(const std::string &bytes) : bytes_(bytes) {}
+    template<typename T>
+    T get() {
+        T v{};
+        if (pos_ + sizeof(T) > bytes_.size()) {
+            ok_ = false;
+            return v;
+        }
+        std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
+        pos_ += sizeof(T);
+        return v;
+    }
+    std::string get_string() {
+        const uint64_t n = get<uint64_t>();
+        if (!ok_ || pos_ + n > bytes_.size()) {
+            ok_ = false;
+            return {};
+        }
+        std::string s = bytes_.substr(pos_, n);
+        pos_ += n;
+        return s;
+    }
+    template<typename T>
+    std::vector<T> get_vector() {
+        static_assert(std::is_trivially_copyable_v<T>);
+        const std::string bytes = get_string();
+        if (bytes.size() % sizeof(T) != 0) ok_ = false;
+        std::vector<T> v(ok_ ? bytes.size() / sizeof(T) : 0);
+        if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
+        return v;
+    }
+    bool ok() const { return ok_; }
+
+private:
+    const std::string &bytes_;
+    size_t pos_ = 0;
+    bool ok_ = true;
+};
+
+} // namespace schedforge::sampler

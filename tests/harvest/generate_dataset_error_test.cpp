@@ -1,0 +1,81 @@
+// generate-dataset and dataset reject bad input with exit 2, one line on stderr, and write
+// nothing (an existing file stays untouched).
+#include "tests/support/commands.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace schedforge::testing;
+
+std::string generate(const std::string &args) { return std::string(GENERATE_DATASET) + " " + args; }
+
+void expect_user_error(const Result &r, const std::string &needle) {
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+}
+
+TEST(GenerateDatasetErrors, BadConfigsWriteNothing) {
+    const fs::path dir = scratch("harvest_errors");
+    const std::string out = (dir / "out.h5").string();
+    const struct {
+        std::string yaml, needle;
+    } cases[] = {
+        {"version: 1\npipelnes: 3\n", "pipelnes"},
+        {"version: 1\npipelines: 0\n", "pipelines"},
+        {"version: 1\ndropout_samples: {dropout: 1.5}\n", "dropout"},
+        {"version: 1\nworkers: {run_timeout_s: -1}\n", "run_timeout"},
+        {"version: 1\ngenerator: missing.yaml\n", "missing.yaml"},
+        {"version: 1\nfaults: [{pipeline: 0, sample: 0, kind: meteor}]\n", "meteor"},
+        {"version: 2\n", "version"},
+        {"version: 1\ntiming: [1, 2\n", "config"},
+    };
+    for (const auto &c : cases) {
+        SCOPED_TRACE(c.yaml);
+        const std::string config = write_config(dir, c.yaml);
+        expect_user_error(run(generate("--config " + config + " --out " + out)), c.needle);
+        EXPECT_FALSE(fs::exists(out));
+    }
+}
+
+TEST(GenerateDatasetErrors, BadPathsWriteNothing) {
+    const fs::path dir = scratch("harvest_path_errors");
+    const std::string config = write_config(dir, "version: 1\ngenerator: " + kSmallConfig + "\npipelines: 1\n");
+    expect_user_error(run(generate("--config " + (dir / "nope.yaml").string() + " --out " + (dir / "o.h5").string())),
+                      "nope.yaml");
+    expect_user_error(run(generate("--config " + config + " --out " + (dir / "no" / "folder" / "o.h5").string())),
+                      "does not exist");
+    EXPECT_FALSE(fs::exists(dir / "no"));
+    const fs::path existing = dir / "existing.h5";
+    std::ofstream(existing) << "precious";
+    expect_user_error(run(generate("--config " + config + " --out " + existing.string())), "already exists");
+    EXPECT_EQ(read_file(existing), "precious");
+    expect_user_error(run(generate("--config " + config + " --out " + existing.string() + " --resume")), "existing.h5");
+    EXPECT_EQ(read_file(existing), "precious");
+    expect_user_error(run(generate("--config " + config + " --out " + (dir / "none.h5").string() + " --resume")),
+                      "none.h5");
+    EXPECT_FALSE(fs::exists(dir / "none.h5"));
+    expect_user_error(run(generate("--config " + config + " --out " + (dir / "o.h5").string() + " --pipelines -1")),
+                      "pipelines");
+    EXPECT_FALSE(fs::exists(dir / "o.h5"));
+}
+
+TEST(DatasetCliErrors, BadFilesAndArguments) {
+    const fs::path dir = scratch("dataset_cli_errors");
+    fs::create_directories(dir);
+    std::ofstream(dir / "text.h5") << "not hdf5";
+    const std::string tool = DATASET;
+    expect_user_error(run(tool + " info " + (dir / "missing.h5").string()), "missing.h5");
+    expect_user_error(run(tool + " verify " + (dir / "text.h5").string()), "not an HDF5 file");
+    expect_user_error(run(tool + " merge --out " + (dir / "m.h5").string() + " " + (dir / "text.h5").string()),
+                      "not an HDF5 file");
+    EXPECT_FALSE(fs::exists(dir / "m.h5"));
+    expect_user_error(run(tool + " split " + (dir / "text.h5").string() + " --out-dir " + (dir / "s").string() +
+                          " --fractions 0.5,x,0.5"),
+                      "--fractions");
+    expect_user_error(run(tool + " frobnicate"), "frobnicate");
+}
+
+} // namespace

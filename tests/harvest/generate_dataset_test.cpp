@@ -1,0 +1,242 @@
+// generate-dataset as a user runs it: injected failures are recorded while the run goes on, a
+// run killed with SIGKILL and resumed holds the same samples as an uninterrupted one, Ctrl-C
+// stops with every finished sample saved, and Python's h5py reads what the C++ reader reads.
+#include "datasets/reader.h"
+#include "datasets/verify.h"
+#include "tests/support/commands.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <fcntl.h>
+#include <map>
+#include <sstream>
+#include <thread>
+
+namespace {
+
+using namespace schedforge::testing;
+namespace ds = schedforge::datasets;
+
+// Tiny pipelines, short searches and timings: a sample takes about a second.
+std::string tiny_config(const fs::path &dir, const std::string &extra = "") {
+    return write_config(dir, "version: 1\n"
+                             "generator: " +
+                                 kSmallConfig +
+                                 "\n"
+                                 "pipelines: 3\n"
+                                 "schedules_per_pipeline: 4\n"
+                                 "seed: 5\n"
+                                 "beam_sample: {beam_size: 4, passes: 2}\n"
+                                 "timing: {min_samples: 3, max_samples: 10, max_seconds: 0.05}\n" +
+                                 extra);
+}
+
+// The content of a sample that does not depend on timing: keyed by (pipeline id, sample).
+struct Sample {
+    std::string status, source;
+    std::vector<float> features;
+    double predicted_cost;
+    uint64_t seed;
+    bool operator==(const Sample &o) const {
+        return status == o.status && source == o.source && features == o.features &&
+               predicted_cost == o.predicted_cost && seed == o.seed;
+    }
+};
+using Content = std::map<std::pair<uint64_t, uint32_t>, Sample>;
+
+Content content(const std::string &path) {
+    const auto r = ds::DatasetReader::open(path);
+    Content c;
+    for (uint64_t i = 0; i < r->num_schedules(); i++) {
+        const ds::ScheduleRecord s = r->schedule(i);
+        const ds::PipelineRecord p = r->pipeline(s.pipeline_row);
+        const bool fresh = c.emplace(std::pair{p.id, s.sample},
+                                     Sample{ds::status_name(s.status), s.source, s.features, s.predicted_cost, s.seed})
+                               .second;
+        EXPECT_TRUE(fresh) << "duplicate sample " << s.sample << " of pipeline " << p.id;
+    }
+    return c;
+}
+
+// Starts generate-dataset without a shell (signals must reach it, not sh).
+pid_t spawn(const std::vector<std::string> &args) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        std::vector<char *> argv{const_cast<char *>(GENERATE_DATASET)};
+        for (const std::string &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+        argv.push_back(nullptr);
+        const int devnull = ::open("/dev/null", O_WRONLY);
+        ::dup2(devnull, STDOUT_FILENO);
+        ::dup2(devnull, STDERR_FILENO);
+        ::execv(GENERATE_DATASET, argv.data());
+        ::_exit(127);
+    }
+    return pid;
+}
+
+// Waits until the file being written holds `n` schedules (read with SWMR, as a user would).
+void wait_for_schedules(const std::string &path, uint64_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        if (!fs::exists(path)) continue;
+        try {
+            if (ds::DatasetReader::open(path)->num_schedules() >= n) return;
+        } catch (const std::exception &) {
+            // created but not yet initialized
+        }
+    }
+    FAIL() << path << " never reached " << n << " schedules";
+}
+
+int wait_exit(pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string generate(const std::string &args) { return std::string(GENERATE_DATASET) + " " + args; }
+
+TEST(GenerateDataset, InjectedFailuresAreRecordedAndTheRunGoesOn) {
+    const fs::path dir = scratch("harvest_faults");
+    const std::string config = tiny_config(dir, "workers: {compile_timeout_s: 10, memory_limit_gb: 8}\n"
+                                                "faults:\n"
+                                                "  - {pipeline: 0, sample: 0, kind: crash}\n"
+                                                "  - {pipeline: 0, sample: 1, kind: hang}\n"
+                                                "  - {pipeline: 0, sample: 2, kind: oom}\n"
+                                                "  - {pipeline: 0, sample: 3, kind: compile_error}\n");
+    const std::string out = (dir / "f.h5").string();
+    const Result r = run(generate("--config " + config + " --out " + out + " --pipelines 2"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("wrote 8 samples"), std::string::npos) << r.out;
+    const auto reader = ds::DatasetReader::open(out);
+    ASSERT_EQ(reader->num_schedules(), 8u);
+    const char *expected[4] = {"crash", "timeout", "oom", "compile_error"};
+    for (uint64_t i = 0; i < 8; i++) {
+        const ds::ScheduleRecord s = reader->schedule(i);
+        const ds::PipelineRecord p = reader->pipeline(s.pipeline_row);
+        SCOPED_TRACE("pipeline row " + std::to_string(s.pipeline_row) + " sample " + std::to_string(s.sample));
+        EXPECT_EQ(ds::status_name(s.status), std::string(s.pipeline_row == 0 ? expected[s.sample] : "ok")) << s.message;
+        // The search finished before the fault: its schedule and features are kept either way.
+        EXPECT_FALSE(s.source.empty());
+        EXPECT_EQ(s.features.size(), p.stages.size() * reader->info().schedule_feature_names.size());
+        if (s.status == ds::Status::Ok) {
+            EXPECT_FALSE(s.timings.empty());
+            EXPECT_GT(s.runtime_min, 0);
+        } else {
+            EXPECT_FALSE(s.message.empty());
+            EXPECT_TRUE(std::isnan(s.runtime_min));
+        }
+    }
+    const ds::VerifyReport v = ds::verify_dataset(out);
+    EXPECT_TRUE(v.ok()) << v.problems.front();
+    const Result info = run(std::string(DATASET) + " info " + out);
+    EXPECT_EQ(info.exit_code, 0) << info.err;
+    EXPECT_NE(info.out.find("2 pipelines, 8 schedules"), std::string::npos) << info.out;
+    EXPECT_NE(info.out.find("timeout"), std::string::npos) << info.out;
+}
+
+TEST(GenerateDataset, KilledAndResumedEqualsUninterrupted) {
+    const fs::path dir = scratch("harvest_resume");
+    const std::string config = tiny_config(dir);
+    const std::string whole = (dir / "whole.h5").string(), killed = (dir / "killed.h5").string();
+    const Result a = run(generate("--config " + config + " --out " + whole));
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+
+    const pid_t pid = spawn({"--config", config, "--out", killed});
+    wait_for_schedules(killed, 3);
+    ::kill(pid, SIGKILL);
+    EXPECT_EQ(wait_exit(pid), 128 + SIGKILL);
+    const uint64_t before = ds::DatasetReader::open(killed)->num_schedules();
+    EXPECT_LT(before, 12u) << "the run finished before it was killed";
+
+    const Result b = run(generate("--config " + config + " --out " + killed + " --resume"));
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_NE(b.out.find("were already there"), std::string::npos) << b.out;
+    const Content want = content(whole), got = content(killed);
+    EXPECT_EQ(want.size(), 12u);
+    EXPECT_EQ(got.size(), want.size());
+    for (const auto &[key, sample] : want) {
+        const auto it = got.find(key);
+        ASSERT_NE(it, got.end()) << "sample " << key.second << " of pipeline " << key.first << " missing";
+        EXPECT_TRUE(it->second == sample) << "sample " << key.second << " of pipeline " << key.first << " differs";
+    }
+    const ds::VerifyReport v = ds::verify_dataset(killed);
+    EXPECT_TRUE(v.ok()) << v.problems.front();
+
+    // Resuming a complete file runs nothing; resuming with another config is refused.
+    const Result again = run(generate("--config " + config + " --out " + killed + " --resume"));
+    EXPECT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_NE(again.out.find("wrote 0 samples"), std::string::npos) << again.out;
+    const Result other = run(generate("--config " + config + " --out " + killed + " --resume --seed 6"));
+    EXPECT_EQ(other.exit_code, 2);
+    EXPECT_NE(other.err.find("different config"), std::string::npos) << other.err;
+}
+
+TEST(GenerateDataset, CtrlCStopsWithEveryFinishedSampleSaved) {
+    const fs::path dir = scratch("harvest_interrupt");
+    const std::string config = tiny_config(dir);
+    const std::string out = (dir / "i.h5").string();
+    const pid_t pid = spawn({"--config", config, "--out", out});
+    wait_for_schedules(out, 2);
+    ::kill(pid, SIGINT);
+    EXPECT_EQ(wait_exit(pid), 130);
+    const uint64_t saved = ds::DatasetReader::open(out)->num_schedules(); // closed again: a reader blocks writers
+    EXPECT_GE(saved, 2u);
+    EXPECT_LT(saved, 12u);
+    const ds::VerifyReport v = ds::verify_dataset(out);
+    EXPECT_TRUE(v.ok()) << v.problems.front();
+    const Result rest = run(generate("--config " + config + " --out " + out + " --resume"));
+    ASSERT_EQ(rest.exit_code, 0) << rest.err;
+    EXPECT_EQ(ds::DatasetReader::open(out)->num_schedules(), 12u);
+}
+
+// Python's h5py (Debian's interpreter) reads the attributes, shapes and one schedule as the C++
+// reader does.
+TEST(GenerateDataset, PythonReadsWhatCppReads) {
+    const fs::path dir = scratch("harvest_python");
+    const std::string out = (dir / "p.h5").string();
+    const Result g = run(generate("--config " + tiny_config(dir) + " --out " + out + " --pipelines 2"));
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    const uint64_t row = 5;
+    const Result py = run("/usr/bin/python3 " + std::string(SCHEDFORGE_SOURCE_DIR) +
+                          "/tests/datasets/read_dataset.py " + out + " " + std::to_string(row));
+    ASSERT_EQ(py.exit_code, 0) << py.err;
+    std::map<std::string, std::string> said;
+    std::istringstream lines(py.out);
+    for (std::string line; std::getline(lines, line);) {
+        const size_t space = line.find(' ');
+        said[line.substr(0, space)] = space == std::string::npos ? "" : line.substr(space + 1);
+    }
+    const auto r = ds::DatasetReader::open(out);
+    const ds::ScheduleRecord s = r->schedule(row);
+    const ds::PipelineRecord p = r->pipeline(s.pipeline_row);
+    const size_t scols = r->info().schedule_feature_names.size();
+    EXPECT_EQ(said["schema_version"], std::to_string(ds::kSchemaVersion));
+    EXPECT_EQ(said["producer"], r->info().producer);
+    EXPECT_EQ(said["schedule_feature_names"], std::to_string(scols));
+    EXPECT_EQ(said["pipelines"], std::to_string(r->num_pipelines()));
+    EXPECT_EQ(said["schedules"], std::to_string(r->num_schedules()));
+    EXPECT_EQ(said["status"], ds::status_name(s.status));
+    EXPECT_EQ(said["sample"], std::to_string(s.sample));
+    std::string stages = std::to_string(p.stages.size());
+    for (const std::string &name : p.stages) stages += " " + name;
+    EXPECT_EQ(said["stages"], stages);
+    double sum = 0;
+    for (float f : s.features) sum += double(f);
+    std::istringstream features(said["features"]);
+    size_t rows = 0, columns = 0;
+    double python_sum = -1;
+    features >> rows >> columns >> python_sum;
+    EXPECT_EQ(rows, p.stages.size());
+    EXPECT_EQ(columns, scols);
+    EXPECT_EQ(python_sum, sum); // the same float32 values, summed in the same order in double
+    EXPECT_DOUBLE_EQ(std::stod(said["runtime_min"]), s.runtime_min);
+    EXPECT_EQ(said["timings"].substr(0, said["timings"].find(' ')), std::to_string(s.timings.size()));
+    EXPECT_EQ(said["source_bytes"], std::to_string(s.source.size()));
+}
+
+} // namespace

@@ -1,0 +1,151 @@
+// dataset: inspects and reshapes schedforge datasets (HDF5, datasets/SCHEMA.md).
+//
+//   dataset info FILE                      counts, statuses, runtimes, producer and hardware
+//   dataset verify FILE                    checksums, schema, CSR offsets, feature versions
+//   dataset merge --out OUT [--force] IN...  shards into one file (same hardware and features)
+//   dataset split FILE --out-dir DIR [--fractions 0.8,0.1,0.1]   train/validation/test by pipeline hash
+//   dataset export FILE --out-dir DIR [--format csv|npy]
+//
+// Exit codes: 0 fine, 1 verify found problems (or a runtime failure), 2 user error.
+#include "datasets/operations.h"
+#include "datasets/reader.h"
+#include "datasets/verify.h"
+#include "tools/cli.h"
+#include "tools/table.h"
+
+#include <iostream>
+#include <set>
+#include <sstream>
+
+namespace {
+
+using schedforge::UserError;
+using schedforge::tools::format_number;
+namespace ds = schedforge::datasets;
+
+std::string milliseconds(double seconds) { return format_number("%.4f", seconds * 1e3) + " ms"; }
+
+int info(const std::string &path) {
+    const auto reader = ds::DatasetReader::open(path);
+    const ds::FileInfo &i = reader->info();
+    const ds::DatasetSummary s = ds::summarize(*reader, path);
+    std::cout << path << ": schedforge dataset, schema version " << i.schema_version << "\n"
+              << "  producer: " << i.producer << " (commit " << i.producer_commit.substr(0, 12) << "), Halide "
+              << i.halide_version << ", created " << i.created << "\n"
+              << "  target: " << i.target << "\n"
+              << "  features: " << i.pipeline_feature_names.size() << " pipeline (version "
+              << i.pipeline_feature_version << "), " << i.schedule_feature_names.size() << " schedule (version "
+              << i.schedule_feature_version << ") per stage\n"
+              << "  " << s.pipelines << " pipelines, " << s.schedules << " schedules, "
+              << format_number("%.1f", double(s.file_bytes) / 1024) << " KiB ("
+              << format_number("%.0f", s.schedules ? double(s.file_bytes) / double(s.schedules) : 0)
+              << " bytes per schedule)\n";
+    schedforge::tools::Table status({"status", "schedules", "share"});
+    for (int k = 0; k < ds::kNumStatuses; k++) {
+        const uint64_t n = s.by_status[size_t(k)];
+        if (n == 0) continue;
+        status.add_row({ds::status_name(ds::Status(k)), std::to_string(n),
+                        format_number("%.1f%%", 100.0 * double(n) / double(s.schedules))});
+    }
+    status.print(std::cout);
+    if (s.by_status[0]) {
+        std::cout << "runtimes (ok schedules, min of the timing samples): fastest " << milliseconds(s.runtime_min)
+                  << ", median " << milliseconds(s.runtime_median) << ", slowest " << milliseconds(s.runtime_max)
+                  << "\n";
+    }
+    if (s.pipelines_compared) {
+        std::cout << "over " << s.pipelines_compared << " pipelines (geomean): beam search "
+                  << format_number("%.2f", s.beam_speedup_over_root) << "x faster than compute_root; the best sample "
+                  << format_number("%.2f", s.best_speedup_over_beam) << "x faster than beam search\n";
+    }
+    std::cout << "hardware:\n";
+    std::istringstream hw(i.hardware);
+    for (std::string line; std::getline(hw, line);) std::cout << "  " << line << "\n";
+    return 0;
+}
+
+int verify(const std::string &path) {
+    const ds::VerifyReport r = ds::verify_dataset(path);
+    if (r.ok()) {
+        std::cout << path << ": ok (" << r.pipelines << " pipelines, " << r.schedules << " schedules)\n";
+        return 0;
+    }
+    for (const std::string &p : r.problems) std::cout << path << ": " << p << "\n";
+    std::cerr << "dataset verify: " << r.problems.size() << " problem(s) in " << path << "\n";
+    return 1;
+}
+
+std::array<double, 3> parse_fractions(const std::string &text) {
+    std::array<double, 3> f{};
+    std::istringstream in(text);
+    std::string part;
+    int n = 0;
+    while (std::getline(in, part, ',')) {
+        if (n == 3) throw UserError("--fractions: give three numbers (train,validation,test)");
+        try {
+            size_t used = 0;
+            f[size_t(n)] = std::stod(part, &used);
+            if (used != part.size()) throw std::invalid_argument(part);
+        } catch (const std::exception &) {
+            throw UserError("--fractions: '" + part + "' is not a number");
+        }
+        n++;
+    }
+    if (n != 3) throw UserError("--fractions: give three numbers (train,validation,test)");
+    return f;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"Inspect, check, merge, split and export schedforge datasets.", "dataset"};
+    app.require_subcommand(1);
+    std::string file, out, out_dir, format = "csv", fractions = "0.8,0.1,0.1";
+    std::vector<std::string> inputs;
+    bool force = false;
+    auto *info_cmd = app.add_subcommand("info", "Counts, statuses, runtimes, producer and hardware");
+    info_cmd->add_option("FILE", file, "Dataset")->required();
+    auto *verify_cmd = app.add_subcommand("verify", "Check checksums, schema, CSR offsets and feature versions");
+    verify_cmd->add_option("FILE", file, "Dataset")->required();
+    auto *merge_cmd = app.add_subcommand("merge", "Merge shards into one file");
+    merge_cmd->add_option("--out", out, "The merged file (must not exist)")->required();
+    merge_cmd->add_flag("--force", force, "Merge even if hardware, target or Halide version differ");
+    merge_cmd->add_option("INPUTS", inputs, "Shards")->required();
+    auto *split_cmd = app.add_subcommand("split", "Split by pipeline into train/validation/test files");
+    split_cmd->add_option("FILE", file, "Dataset")->required();
+    split_cmd->add_option("--out-dir", out_dir, "Folder for train.h5, validation.h5, test.h5")->required();
+    split_cmd->add_option("--fractions", fractions, "train,validation,test (default 0.8,0.1,0.1)");
+    auto *export_cmd = app.add_subcommand("export", "Write CSV tables or NumPy arrays");
+    export_cmd->add_option("FILE", file, "Dataset")->required();
+    export_cmd->add_option("--out-dir", out_dir, "Output folder")->required();
+    export_cmd->add_option("--format", format, "csv or npy");
+    const std::set<std::string> commands{"info", "verify", "merge", "split", "export"};
+    if (argc > 1 && argv[1][0] != '-' && !commands.count(argv[1])) {
+        std::cerr << "dataset: unknown command '" << argv[1] << "' (info, verify, merge, split or export)\n";
+        return 2;
+    }
+    return schedforge::tools::run_cli(app, argc, argv, [&]() {
+        if (info_cmd->parsed()) return info(file);
+        if (verify_cmd->parsed()) return verify(file);
+        if (merge_cmd->parsed()) {
+            const ds::MergeReport r = ds::merge_datasets(inputs, out, force);
+            std::cout << "merged " << inputs.size() << " files into " << out << ": " << r.pipelines << " pipelines, "
+                      << r.schedules << " schedules";
+            if (r.duplicates_skipped) std::cout << " (" << r.duplicates_skipped << " duplicate samples skipped)";
+            std::cout << "\n";
+            return 0;
+        }
+        if (split_cmd->parsed()) {
+            const ds::SplitReport r = ds::split_dataset(file, out_dir, parse_fractions(fractions));
+            const char *names[3] = {"train", "validation", "test"};
+            for (int p = 0; p < 3; p++) {
+                std::cout << out_dir << "/" << names[p] << ".h5: " << r.pipelines[size_t(p)] << " pipelines, "
+                          << r.schedules[size_t(p)] << " schedules\n";
+            }
+            return 0;
+        }
+        ds::export_dataset(file, out_dir, format);
+        std::cout << "exported " << file << " as " << format << " to " << out_dir << "\n";
+        return 0;
+    });
+}

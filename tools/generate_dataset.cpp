@@ -1,0 +1,130 @@
+// generate-dataset: builds a dataset of random pipelines, sampled schedules, per-stage features
+// and measured runtimes (the source paper's §5), as an HDF5 file (datasets/SCHEMA.md).
+//
+//   generate-dataset --config configs/datasets/NAME.yaml --out FILE.h5 [--pipelines N]
+//                    [--schedules-per-pipeline 32] [--seed S] [--resume]
+//
+// Flags override the config. Ctrl-C stops gracefully: no new sample starts, the ones in flight
+// finish and are saved (a second Ctrl-C quits at once); --resume continues a stopped or killed
+// run with neither duplicates nor gaps. Exit codes: 0 done, 1 runtime failure, 2 user error,
+// 130 stopped by Ctrl-C.
+#include "datasets/schema.h"
+#include "harvest/config.h"
+#include "harvest/harvest.h"
+#include "tools/cli.h"
+#include "tools/progress.h"
+#include "tools/table.h"
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <thread>
+
+namespace {
+
+using schedforge::tools::format_number;
+namespace ds = schedforge::datasets;
+namespace sh = schedforge::harvest;
+
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+void on_interrupt(int) {
+    if (g_stop.exchange(true)) {
+        std::signal(SIGINT, SIG_DFL); // the second Ctrl-C: quit now (the file stays valid)
+        std::raise(SIGINT);
+        return;
+    }
+    static const char message[] =
+        "\ngenerate-dataset: stopping after the samples in flight (Ctrl-C again to quit now; --resume continues)\n";
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, message, sizeof(message) - 1);
+}
+
+std::string failures_note(const sh::HarvestStats &s) {
+    std::string note;
+    for (int k = 1; k < ds::kNumStatuses; k++) {
+        if (s.by_status[size_t(k)] == 0) continue;
+        note +=
+            (note.empty() ? "" : ", ") + std::to_string(s.by_status[size_t(k)]) + " " + ds::status_name(ds::Status(k));
+    }
+    return note;
+}
+
+void print_summary(const sh::HarvestStats &s, const std::string &path) {
+    std::cout << "wrote " << s.samples_written << " samples of " << s.pipelines_written << " new pipelines to " << path;
+    if (s.samples_present) std::cout << " (" << s.samples_present << " were already there)";
+    std::cout << "\n";
+    schedforge::tools::Table status({"status", "samples"});
+    for (int k = 0; k < ds::kNumStatuses; k++) {
+        if (s.by_status[size_t(k)])
+            status.add_row({ds::status_name(ds::Status(k)), std::to_string(s.by_status[size_t(k)])});
+    }
+    status.print(std::cout);
+    const double hours = s.wall_seconds / 3600;
+    std::cout << "time: " << format_number("%.1f", s.wall_seconds) << " s wall, "
+              << format_number("%.0f", hours > 0 ? double(s.samples_written) / hours : 0) << " samples/hour; search "
+              << format_number("%.1f", s.search_seconds) << " s, compile " << format_number("%.1f", s.compile_seconds)
+              << " s (summed over workers), benchmark " << format_number("%.1f", s.benchmark_seconds) << " s, write "
+              << format_number("%.2f", s.write_seconds) << " s\n";
+    // How close the run came to keeping every core busy: workers' search and compile time, plus
+    // benchmarks (which use every core), over wall time x cores.
+    const double cores = std::max(1u, std::thread::hardware_concurrency());
+    if (s.wall_seconds > 0) {
+        std::cout << "cores busy: "
+                  << format_number("%.0f", 100 * (s.search_seconds + s.compile_seconds + s.benchmark_seconds * cores) /
+                                               (s.wall_seconds * cores))
+                  << "% of " << format_number("%.0f", cores) << "\n";
+    }
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(path, ec);
+    const int64_t samples = s.samples_written + s.samples_present;
+    if (!ec && samples > 0) {
+        std::cout << "file: " << format_number("%.1f", double(bytes) / 1024) << " KiB, "
+                  << format_number("%.0f", double(bytes) / double(samples)) << " bytes per sample\n";
+    }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"Generate a dataset of random pipelines, sampled schedules, features and runtimes (HDF5).",
+                 "generate-dataset"};
+    std::string config_path, out_path;
+    std::optional<int64_t> pipelines, schedules;
+    std::optional<uint64_t> seed;
+    bool resume = false;
+    app.add_option("--config", config_path, "Dataset config (configs/datasets/*.yaml)")->required();
+    app.add_option("--out", out_path, "The HDF5 file to write")->required();
+    app.add_option("--pipelines", pipelines, "Random pipelines (overrides the config)");
+    app.add_option("--schedules-per-pipeline", schedules, "Schedules sampled per pipeline (overrides the config)");
+    app.add_option("--seed", seed, "Run seed (overrides the config)");
+    app.add_flag("--resume", resume, "Continue FILE: run only the samples it lacks");
+    return schedforge::tools::run_cli(app, argc, argv, [&]() {
+        sh::HarvestConfig config = sh::load_harvest_config(config_path);
+        if (pipelines) config.pipelines = *pipelines;
+        if (schedules) config.schedules_per_pipeline = *schedules;
+        if (seed) config.seed = *seed;
+        config.validate("command line");
+
+        std::signal(SIGINT, on_interrupt);
+        std::optional<schedforge::tools::ProgressBar> bar;
+        const sh::HarvestStats stats =
+            sh::run_harvest(config, out_path, resume, &g_stop, [&](const sh::HarvestStats &s) {
+                if (!bar) { // the first call: the plan is made
+                    bar.emplace("samples", s.samples_planned - s.samples_present, /*per_hour=*/true);
+                    return;
+                }
+                bar->step(failures_note(s));
+            });
+        if (bar) bar->finish();
+        print_summary(stats, out_path);
+        if (stats.stopped) {
+            std::cerr << "generate-dataset: stopped; " << stats.samples_present + stats.samples_written << " of "
+                      << stats.samples_planned << " samples are in " << out_path << " (--resume continues)\n";
+            return 130;
+        }
+        return 0;
+    });
+}
