@@ -368,7 +368,7 @@ HarvestStats run_harvest(const HarvestConfig &config, const std::string &out_pat
                 gen::BuiltPipeline built = gen::build_pipeline(spec);
                 ss::PreparedJob job = output_of(spec, built);
                 const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
-                ss::ScheduledPipeline scheduled = ss::schedule_pipeline(built.pipeline, target, search);
+                ss::ScheduledPipeline scheduled = ss::schedule_pipeline(dag, target, search);
                 job.payload = schedule_payload(dag, scheduled);
                 if (fault) job.before_compile = [kind = *fault]() { inject(kind); };
                 return job;

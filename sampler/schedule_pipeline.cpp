@@ -8,7 +8,11 @@ namespace schedforge::sampler {
 
 ScheduledPipeline schedule_pipeline(const Halide::Pipeline &pipeline, const Halide::Target &target,
                                     const SearchOptions &options) {
-    const featurize::FunctionDAG dag = featurize::FunctionDAG::build(pipeline);
+    return schedule_pipeline(featurize::FunctionDAG::build(pipeline), target, options);
+}
+
+ScheduledPipeline schedule_pipeline(const featurize::FunctionDAG &dag, const Halide::Target &target,
+                                    const SearchOptions &options) {
     ManualCostModel model(options.coefficients);
     ScheduledPipeline scheduled;
     scheduled.search = beam_search(dag, target, model, options);

@@ -3,6 +3,7 @@
 // SchedForge column and the dataset tools all schedule through it.
 #pragma once
 
+#include "featurize/function_dag.h"
 #include "sampler/beam_search.h"
 #include "sampler/search_options.h"
 
@@ -20,6 +21,9 @@ struct ScheduledPipeline {
 // Throws featurize::UnsupportedPipeline for a pipeline the search cannot take (e.g. a Func
 // without estimates).
 ScheduledPipeline schedule_pipeline(const Halide::Pipeline &pipeline, const Halide::Target &target,
+                                    const SearchOptions &options);
+// The same with the pipeline's FunctionDAG already built (its Funcs get the schedule).
+ScheduledPipeline schedule_pipeline(const featurize::FunctionDAG &dag, const Halide::Target &target,
                                     const SearchOptions &options);
 
 } // namespace schedforge::sampler
