@@ -54,12 +54,13 @@ struct ScheduleRow {
 };
 
 // The fields a row shares with its record (same name, same type), for copying either way.
+// clang-format off
 #define SCHEDFORGE_PIPELINE_SHARED_FIELDS(X) X(id) X(seed) X(generator_version) X(reference_runtime)
-#define SCHEDFORGE_SCHEDULE_SHARED_FIELDS(X)                                                                           \
-    X(pipeline_row)                                                                                                    \
-    X(sample)                                                                                                          \
-    X(seed) X(beam_size) X(passes) X(dropout) X(predicted_cost) X(runtime_min) X(runtime_median) X(search_seconds)     \
-        X(compile_seconds) X(benchmark_seconds) X(threads)
+#define SCHEDFORGE_SCHEDULE_SHARED_FIELDS(X)                                                      \
+    X(pipeline_row) X(sample) X(seed) X(beam_size) X(passes) X(dropout) X(predicted_cost)         \
+    X(runtime_min) X(runtime_median) X(search_seconds) X(compile_seconds) X(benchmark_seconds)   \
+    X(threads)
+// clang-format on
 
 // Compound types of the rows: `memory` for reading and writing, `file` packed (what is stored).
 h5::Handle pipeline_row_type(bool packed);

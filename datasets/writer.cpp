@@ -4,7 +4,6 @@
 #include "datasets/layout.h"
 
 #include <algorithm>
-#include <cmath>
 #include <fcntl.h>
 #include <filesystem>
 #include <unistd.h>

@@ -3,7 +3,6 @@
 #include "common/errors.h"
 #include "datasets/reader.h"
 #include "datasets/writer.h"
-#include "featurize/apply.h"
 #include "featurize/function_dag.h"
 #include "featurize/pipeline_features.h"
 #include "featurize/schedule_features.h"
@@ -20,7 +19,6 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <ctime>
 #include <limits>
 #include <map>
 #include <set>
