@@ -177,9 +177,10 @@ void resize(hid_t dataset, uint64_t count, hsize_t columns) {
     h5::check_status(H5Dset_extent(dataset, dims), "resize dataset");
 }
 
-void append(hid_t dataset, hid_t memory_type, const void *data, uint64_t count, hsize_t columns) {
-    if (count == 0) return;
+std::pair<uint64_t, uint64_t> append(hid_t dataset, hid_t memory_type, const void *data, uint64_t count,
+                                     hsize_t columns) {
     const uint64_t old_rows = rows(dataset);
+    if (count == 0) return {old_rows, old_rows};
     resize(dataset, old_rows + count, columns);
     const int rank = columns ? 2 : 1;
     const h5::Handle file_space = h5::space(H5Dget_space(dataset), "append");
@@ -188,6 +189,7 @@ void append(hid_t dataset, hid_t memory_type, const void *data, uint64_t count, 
     const h5::Handle memory_space = h5::space(H5Screate_simple(rank, size, nullptr), "append");
     h5::check_status(H5Dwrite(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
                      "append rows");
+    return {old_rows, old_rows + count};
 }
 
 void read_rows(hid_t dataset, hid_t memory_type, uint64_t begin, uint64_t end, hsize_t columns, void *out) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace schedforge::datasets::layout {
@@ -78,8 +79,10 @@ h5::Handle open_array(hid_t file, const std::string &path, const char *name);
 // Number of rows (first extent) of an open dataset.
 uint64_t rows(hid_t dataset);
 
-// Appends `count` rows (each `columns` wide; 0: 1-D) to the end of `dataset`.
-void append(hid_t dataset, hid_t memory_type, const void *data, uint64_t count, hsize_t columns);
+// Appends `count` rows (each `columns` wide; 0: 1-D) to the end of `dataset`; returns the rows
+// they now occupy, [begin, end).
+std::pair<uint64_t, uint64_t> append(hid_t dataset, hid_t memory_type, const void *data, uint64_t count,
+                                     hsize_t columns);
 // Shrinks or grows the first extent to `count` rows.
 void resize(hid_t dataset, uint64_t count, hsize_t columns);
 // Reads rows [begin, end) into `out` (sized by the caller to (end - begin) * max(columns, 1)).

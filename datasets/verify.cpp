@@ -38,6 +38,14 @@ void scan(hid_t file, const char *name, hid_t memory_type, hsize_t columns, uint
     }
 }
 
+template<typename Row>
+std::vector<Row> read_table(hid_t file, const char *name, const h5::Handle &type) {
+    const h5::Handle d = h5::dataset(H5Dopen2(file, name, H5P_DEFAULT), name);
+    std::vector<Row> rows(layout::rows(d.get()));
+    layout::read_rows(d.get(), type.get(), 0, rows.size(), 0, rows.data());
+    return rows;
+}
+
 uint64_t array_rows(hid_t file, const char *name) {
     const h5::Handle d = h5::dataset(H5Dopen2(file, name, H5P_DEFAULT), name);
     return layout::rows(d.get());
@@ -124,7 +132,10 @@ VerifyReport verify_dataset(const std::string &path) {
                 FloatVisit([&](uint64_t first, const std::vector<float> &v) {
                     check_finite(layout::kScheduleFeatures, scols, problems, v, first);
                 }));
-    scan<uint8_t>(f, layout::kPipelineText, H5T_NATIVE_UINT8, 0, 1 << 20, problems, {});
+    std::string pipeline_text; // kept: stage names are counted below
+    scan<uint8_t>(f, layout::kPipelineText, H5T_NATIVE_UINT8, 0, 1 << 20, problems,
+                  std::function<void(uint64_t, const std::vector<uint8_t> &)>(
+                      [&](uint64_t, const std::vector<uint8_t> &v) { pipeline_text.append(v.begin(), v.end()); }));
     scan<uint8_t>(f, layout::kScheduleText, H5T_NATIVE_UINT8, 0, 1 << 20, problems, {});
     std::vector<double> timings;
     scan<double>(
@@ -132,51 +143,38 @@ VerifyReport verify_dataset(const std::string &path) {
         std::function<void(uint64_t, const std::vector<double> &)>(
             [&](uint64_t, const std::vector<double> &v) { timings.insert(timings.end(), v.begin(), v.end()); }));
 
-    // Pipelines.
-    const std::vector<PipelineRecord> pipelines = reader->pipeline_summaries();
-    std::vector<uint32_t> stage_counts;
+    // Pipelines: ranges inside their arrays, one feature row and one stage name per stage.
+    // (The tables are read raw: the record view cannot show an inverted range.)
+    const std::vector<layout::PipelineRow> pipelines =
+        read_table<layout::PipelineRow>(f, layout::kPipelines, layout::pipeline_row_type(false));
     {
         RangeCheck features("pipeline_features", array_rows(f, layout::kPipelineFeatures), problems);
         RangeCheck text("pipeline_text", array_rows(f, layout::kPipelineText), problems);
-        for (uint64_t i = 0; i < pipelines.size(); i++) {
+        for (size_t i = 0; i < pipelines.size(); i++) {
+            const layout::PipelineRow &p = pipelines[i];
             const std::string row = "pipelines row " + std::to_string(i);
-            PipelineRecord p;
-            try {
-                p = reader->pipeline(i);
-            } catch (const h5::Error &e) {
-                problems.push_back(row + ": unreadable (" + e.what() + ")");
-                stage_counts.push_back(0);
-                continue;
+            if (features.check(row, p.features_begin, p.features_end) &&
+                p.features_end - p.features_begin != p.num_stages) {
+                problems.push_back(row + ": " + std::to_string(p.features_end - p.features_begin) +
+                                   " feature rows for " + std::to_string(p.num_stages) + " stages");
             }
-            stage_counts.push_back(uint32_t(p.stages.size()));
-            if (p.features.size() != p.stages.size() * pcols) {
-                problems.push_back(row + ": " + std::to_string(p.features.size() / std::max<hsize_t>(pcols, 1)) +
-                                   " feature rows for " + std::to_string(p.stages.size()) + " stages");
+            text.check(row, p.spec_begin, p.spec_end);
+            if (text.check(row, p.stages_begin, p.stages_end) && p.stages_end <= pipeline_text.size()) {
+                const auto names = std::count(pipeline_text.begin() + long(p.stages_begin),
+                                              pipeline_text.begin() + long(p.stages_end), '\n');
+                if (uint64_t(names) != p.num_stages) {
+                    problems.push_back(row + ": " + std::to_string(names) + " stage names for " +
+                                       std::to_string(p.num_stages) + " stages");
+                }
             }
-            if (uint8_t(p.reference_status) >= kNumStatuses) problems.push_back(row + ": unknown reference status");
-        }
-        // Offsets, read raw: the record view above cannot show an inverted range.
-        const h5::Handle d = h5::dataset(H5Dopen2(f, layout::kPipelines, H5P_DEFAULT), layout::kPipelines);
-        const h5::Handle t = layout::pipeline_row_type(false);
-        std::vector<layout::PipelineRow> rows(pipelines.size());
-        layout::read_rows(d.get(), t.get(), 0, rows.size(), 0, rows.data());
-        for (size_t i = 0; i < rows.size(); i++) {
-            const std::string row = "pipelines row " + std::to_string(i);
-            features.check(row, rows[i].features_begin, rows[i].features_end);
-            text.check(row, rows[i].spec_begin, rows[i].spec_end);
-            text.check(row, rows[i].stages_begin, rows[i].stages_end);
-            if (rows[i].features_end - rows[i].features_begin != rows[i].num_stages) {
-                problems.push_back(row + ": feature rows differ from num_stages");
-            }
+            if (p.reference_status >= kNumStatuses) problems.push_back(row + ": unknown reference status");
         }
     }
 
     // Schedules.
     {
-        const h5::Handle d = h5::dataset(H5Dopen2(f, layout::kSchedules, H5P_DEFAULT), layout::kSchedules);
-        const h5::Handle t = layout::schedule_row_type(false);
-        std::vector<layout::ScheduleRow> rows(reader->num_schedules());
-        layout::read_rows(d.get(), t.get(), 0, rows.size(), 0, rows.data());
+        const std::vector<layout::ScheduleRow> rows =
+            read_table<layout::ScheduleRow>(f, layout::kSchedules, layout::schedule_row_type(false));
         RangeCheck features("schedule_features", array_rows(f, layout::kScheduleFeatures), problems);
         RangeCheck text("schedule_text", array_rows(f, layout::kScheduleText), problems);
         RangeCheck timing("timings", array_rows(f, layout::kTimings), problems);
@@ -196,9 +194,9 @@ VerifyReport verify_dataset(const std::string &path) {
             if (r.mode > uint8_t(SearchMode::Dropout)) problems.push_back(row + ": unknown search mode");
             const uint64_t stages = r.features_end - r.features_begin;
             if (features.check(row, r.features_begin, r.features_end) && stages != 0 &&
-                stages != stage_counts[r.pipeline_row]) {
+                stages != pipelines[r.pipeline_row].num_stages) {
                 problems.push_back(row + ": " + std::to_string(stages) + " feature rows for a pipeline of " +
-                                   std::to_string(stage_counts[r.pipeline_row]) + " stages");
+                                   std::to_string(pipelines[r.pipeline_row].num_stages) + " stages");
             }
             text.check(row, r.source_begin, r.source_end);
             text.check(row, r.message_begin, r.message_end);

@@ -47,8 +47,6 @@ struct DatasetWriter::Impl {
     h5::Handle pipeline_row_type = layout::pipeline_row_type(false);
     h5::Handle schedule_row_type = layout::schedule_row_type(false);
     uint64_t num_pipelines = 0, num_schedules = 0;
-    uint64_t pipeline_feature_rows = 0, pipeline_text_bytes = 0;
-    uint64_t schedule_feature_rows = 0, schedule_text_bytes = 0, timing_count = 0;
     int lock_fd = -1; // held for the writer's lifetime: one writer per file
 
     hsize_t pipeline_columns() const { return info.pipeline_feature_names.size(); }
@@ -85,12 +83,8 @@ struct DatasetWriter::Impl {
         lock_fd = -1;
     }
 
-    // Appends bytes to a text array; returns [begin, end).
-    std::pair<uint64_t, uint64_t> append_text(hid_t dataset, uint64_t *size, const std::string &text) {
-        const uint64_t begin = *size;
-        layout::append(dataset, H5T_NATIVE_UINT8, text.data(), text.size(), 0);
-        *size += text.size();
-        return {begin, *size};
+    static std::pair<uint64_t, uint64_t> append_text(hid_t dataset, const std::string &text) {
+        return layout::append(dataset, H5T_NATIVE_UINT8, text.data(), text.size(), 0);
     }
 
     ~Impl() { unlock(); }
@@ -175,20 +169,21 @@ std::unique_ptr<DatasetWriter> DatasetWriter::reopen(const std::string &path) {
     layout::read_rows(impl->pipelines.get(), impl->pipeline_row_type.get(), 0, prows.size(), 0, prows.data());
     std::vector<layout::ScheduleRow> srows(impl->num_schedules);
     layout::read_rows(impl->schedules.get(), impl->schedule_row_type.get(), 0, srows.size(), 0, srows.data());
+    uint64_t pipeline_features = 0, pipeline_text = 0, schedule_features = 0, schedule_text = 0, timings = 0;
     for (const layout::PipelineRow &r : prows) {
-        impl->pipeline_feature_rows = std::max(impl->pipeline_feature_rows, r.features_end);
-        impl->pipeline_text_bytes = std::max({impl->pipeline_text_bytes, r.spec_end, r.stages_end});
+        pipeline_features = std::max(pipeline_features, r.features_end);
+        pipeline_text = std::max({pipeline_text, r.spec_end, r.stages_end});
     }
     for (const layout::ScheduleRow &r : srows) {
-        impl->schedule_feature_rows = std::max(impl->schedule_feature_rows, r.features_end);
-        impl->schedule_text_bytes = std::max({impl->schedule_text_bytes, r.source_end, r.message_end});
-        impl->timing_count = std::max(impl->timing_count, r.timings_end);
+        schedule_features = std::max(schedule_features, r.features_end);
+        schedule_text = std::max({schedule_text, r.source_end, r.message_end});
+        timings = std::max(timings, r.timings_end);
     }
-    layout::resize(impl->pipeline_features.get(), impl->pipeline_feature_rows, impl->pipeline_columns());
-    layout::resize(impl->pipeline_text.get(), impl->pipeline_text_bytes, 0);
-    layout::resize(impl->schedule_features.get(), impl->schedule_feature_rows, impl->schedule_columns());
-    layout::resize(impl->schedule_text.get(), impl->schedule_text_bytes, 0);
-    layout::resize(impl->timings.get(), impl->timing_count, 0);
+    layout::resize(impl->pipeline_features.get(), pipeline_features, impl->pipeline_columns());
+    layout::resize(impl->pipeline_text.get(), pipeline_text, 0);
+    layout::resize(impl->schedule_features.get(), schedule_features, impl->schedule_columns());
+    layout::resize(impl->schedule_text.get(), schedule_text, 0);
+    layout::resize(impl->timings.get(), timings, 0);
     impl->flush();
     impl->start_swmr();
     return std::unique_ptr<DatasetWriter>(new DatasetWriter(std::move(impl)));
@@ -205,13 +200,10 @@ uint64_t DatasetWriter::add_pipeline(const PipelineRecord &p) {
     SCHEDFORGE_PIPELINE_SHARED_FIELDS(SCHEDFORGE_COPY_TO_ROW)
 #undef SCHEDFORGE_COPY_TO_ROW
     row.num_stages = uint32_t(p.stages.size());
-    std::tie(row.spec_begin, row.spec_end) = m.append_text(m.pipeline_text.get(), &m.pipeline_text_bytes, p.spec);
-    std::tie(row.stages_begin, row.stages_end) =
-        m.append_text(m.pipeline_text.get(), &m.pipeline_text_bytes, join_lines(p.stages));
-    row.features_begin = m.pipeline_feature_rows;
-    layout::append(m.pipeline_features.get(), H5T_NATIVE_FLOAT, p.features.data(), p.stages.size(), columns);
-    m.pipeline_feature_rows += p.stages.size();
-    row.features_end = m.pipeline_feature_rows;
+    std::tie(row.spec_begin, row.spec_end) = m.append_text(m.pipeline_text.get(), p.spec);
+    std::tie(row.stages_begin, row.stages_end) = m.append_text(m.pipeline_text.get(), join_lines(p.stages));
+    std::tie(row.features_begin, row.features_end) =
+        layout::append(m.pipeline_features.get(), H5T_NATIVE_FLOAT, p.features.data(), p.stages.size(), columns);
     row.reference_status = uint8_t(p.reference_status);
     m.flush();
     layout::append(m.pipelines.get(), m.pipeline_row_type.get(), &row, 1, 0);
@@ -233,17 +225,12 @@ void DatasetWriter::add_schedule(const ScheduleRecord &s) {
 #undef SCHEDFORGE_COPY_TO_ROW
     row.mode = uint8_t(s.mode);
     row.status = uint8_t(s.status);
-    row.features_begin = m.schedule_feature_rows;
-    layout::append(m.schedule_features.get(), H5T_NATIVE_FLOAT, s.features.data(), feature_rows, columns);
-    m.schedule_feature_rows += feature_rows;
-    row.features_end = m.schedule_feature_rows;
-    row.timings_begin = m.timing_count;
-    layout::append(m.timings.get(), H5T_NATIVE_DOUBLE, s.timings.data(), s.timings.size(), 0);
-    m.timing_count += s.timings.size();
-    row.timings_end = m.timing_count;
-    std::tie(row.source_begin, row.source_end) = m.append_text(m.schedule_text.get(), &m.schedule_text_bytes, s.source);
-    std::tie(row.message_begin, row.message_end) =
-        m.append_text(m.schedule_text.get(), &m.schedule_text_bytes, s.message);
+    std::tie(row.features_begin, row.features_end) =
+        layout::append(m.schedule_features.get(), H5T_NATIVE_FLOAT, s.features.data(), feature_rows, columns);
+    std::tie(row.timings_begin, row.timings_end) =
+        layout::append(m.timings.get(), H5T_NATIVE_DOUBLE, s.timings.data(), s.timings.size(), 0);
+    std::tie(row.source_begin, row.source_end) = m.append_text(m.schedule_text.get(), s.source);
+    std::tie(row.message_begin, row.message_end) = m.append_text(m.schedule_text.get(), s.message);
     m.flush();
     layout::append(m.schedules.get(), m.schedule_row_type.get(), &row, 1, 0);
     m.flush();

@@ -27,11 +27,16 @@ void read_sample_search(const YAML::Node &n, const std::string &k, const std::st
     r.run();
 }
 
+template<typename T>
+void field(YAML::Emitter &e, const char *key, const T &value) {
+    e << YAML::Key << key << YAML::Value << value;
+}
+
 void emit_sample_search(YAML::Emitter &e, const char *key, const SampleSearch &s) {
     e << YAML::Key << key << YAML::Value << YAML::BeginMap;
-    e << YAML::Key << "beam_size" << YAML::Value << s.beam_size;
-    e << YAML::Key << "passes" << YAML::Value << s.passes;
-    e << YAML::Key << "dropout" << YAML::Value << s.dropout;
+    field(e, "beam_size", s.beam_size);
+    field(e, "passes", s.passes);
+    field(e, "dropout", s.dropout);
     e << YAML::EndMap;
 }
 
@@ -173,27 +178,27 @@ void HarvestConfig::validate(const std::string &source) const {
 std::string HarvestConfig::effective_text() const {
     YAML::Emitter e;
     e << YAML::BeginMap;
-    e << YAML::Key << "version" << YAML::Value << 1;
-    e << YAML::Key << "seed" << YAML::Value << seed;
-    e << YAML::Key << "schedules_per_pipeline" << YAML::Value << schedules_per_pipeline;
+    field(e, "version", 1);
+    field(e, "seed", seed);
+    field(e, "schedules_per_pipeline", schedules_per_pipeline);
     emit_sample_search(e, "beam_sample", beam_sample);
     emit_sample_search(e, "dropout_samples", dropout_samples);
     e << YAML::Key << "workers" << YAML::Value << YAML::BeginMap;
-    e << YAML::Key << "parallel_compiles" << YAML::Value << runner.parallel_compiles;
-    e << YAML::Key << "search_threads" << YAML::Value << search.threads;
-    e << YAML::Key << "exclusive_benchmark" << YAML::Value << runner.exclusive_benchmark;
-    e << YAML::Key << "compile_timeout_s" << YAML::Value << runner.compile_timeout_seconds;
-    e << YAML::Key << "run_timeout_s" << YAML::Value << runner.run_timeout_seconds;
-    e << YAML::Key << "memory_limit_gb" << YAML::Value << double(runner.memory_limit_bytes) / double(int64_t(1) << 30);
+    field(e, "parallel_compiles", runner.parallel_compiles);
+    field(e, "search_threads", search.threads);
+    field(e, "exclusive_benchmark", runner.exclusive_benchmark);
+    field(e, "compile_timeout_s", runner.compile_timeout_seconds);
+    field(e, "run_timeout_s", runner.run_timeout_seconds);
+    field(e, "memory_limit_gb", double(runner.memory_limit_bytes) / double(int64_t(1) << 30));
     e << YAML::EndMap;
     const sampler::TimingProtocol &t = runner.timing;
     e << YAML::Key << "timing" << YAML::Value << YAML::BeginMap;
-    e << YAML::Key << "warmup_runs" << YAML::Value << t.warmup_runs;
-    e << YAML::Key << "min_samples" << YAML::Value << t.min_samples;
-    e << YAML::Key << "max_samples" << YAML::Value << t.max_samples;
-    e << YAML::Key << "accuracy" << YAML::Value << t.accuracy;
-    e << YAML::Key << "max_seconds" << YAML::Value << t.max_seconds;
-    e << YAML::Key << "threads" << YAML::Value << t.threads;
+    field(e, "warmup_runs", t.warmup_runs);
+    field(e, "min_samples", t.min_samples);
+    field(e, "max_samples", t.max_samples);
+    field(e, "accuracy", t.accuracy);
+    field(e, "max_seconds", t.max_seconds);
+    field(e, "threads", t.threads);
     e << YAML::EndMap;
     if (!faults.empty()) {
         e << YAML::Key << "faults" << YAML::Value << YAML::BeginSeq;

@@ -37,16 +37,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// The (node, stage) pairs of a DAG in the order feature rows are stored: node order, then stage
-// order (inputs have no stages).
-std::vector<std::pair<int, int>> stage_order(const sf::FunctionDAG &dag) {
-    std::vector<std::pair<int, int>> order;
-    for (size_t n = 0; n < dag.nodes.size(); n++) {
-        for (size_t s = 0; s < dag.nodes[n].stages.size(); s++) order.emplace_back(int(n), int(s));
-    }
-    return order;
-}
-
 template<size_t N>
 void append_floats(std::vector<float> &out, const std::array<double, N> &values) {
     for (double v : values) out.push_back(float(v));
@@ -54,29 +44,30 @@ void append_floats(std::vector<float> &out, const std::array<double, N> &values)
 
 // ---- in the worker -------------------------------------------------------------------------
 
+// Feature rows are stored per stage in the FunctionDAG's order, node by node, then stage by stage
+// (inputs have none): the order compute_schedule_features() returns them in.
+
 // Reference job payload: stage names and per-stage pipeline features.
 std::string pipeline_payload(const sf::FunctionDAG &dag) {
-    std::string names;
+    std::vector<std::string> names;
     std::vector<float> features;
-    for (const auto &[n, s] : stage_order(dag)) {
-        names += dag.nodes[size_t(n)].stages[size_t(s)].name + "\n";
-        append_floats(features, sf::compute_pipeline_features(dag, n, s).values());
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        for (const sf::Stage &stage : dag.nodes[n].stages) {
+            names.push_back(stage.name);
+            append_floats(features, sf::compute_pipeline_features(dag, int(n), stage.index).values());
+        }
     }
     ss::ByteWriter w;
-    w.put_string(names);
+    w.put<uint64_t>(names.size());
+    for (const std::string &name : names) w.put_string(name);
     w.put_vector(features);
     return w.bytes();
 }
 
 // Sample job payload: the searched schedule's source, cost and per-stage features.
-std::string schedule_payload(const sf::FunctionDAG &dag, const ss::ScheduledPipeline &scheduled) {
-    std::map<std::pair<int, int>, const sf::StageFeatures *> by_stage;
-    for (const sf::StageFeatures &f : scheduled.search.features) by_stage[{f.node, f.stage}] = &f;
+std::string schedule_payload(const ss::ScheduledPipeline &scheduled) {
     std::vector<float> features;
-    for (const auto &key : stage_order(dag)) {
-        const auto it = by_stage.find(key);
-        append_floats(features, it == by_stage.end() ? sf::ScheduleFeatures().values() : it->second->features.values());
-    }
+    for (const sf::StageFeatures &f : scheduled.search.features) append_floats(features, f.features.values());
     ss::ByteWriter w;
     w.put_string(scheduled.source);
     w.put<double>(scheduled.search.cost);
@@ -247,10 +238,9 @@ private:
         rec.spec = p.spec.to_text();
         if (!r.payload.empty()) {
             ss::ByteReader in(r.payload);
-            std::string names = in.get_string();
+            const auto stages = in.get<uint64_t>();
+            for (uint64_t i = 0; i < stages && in.ok(); i++) rec.stages.push_back(in.get_string());
             rec.features = in.get_vector<float>();
-            for (size_t b = 0, e; (e = names.find('\n', b)) != std::string::npos; b = e + 1)
-                rec.stages.push_back(names.substr(b, e - b));
             if (!in.ok()) rec.stages.clear(), rec.features.clear();
         }
         rec.reference_status = dataset_status(r.status);
@@ -367,7 +357,7 @@ HarvestStats run_harvest(const HarvestConfig &config, const std::string &out_pat
                 ss::PreparedJob job = output_of(spec, built);
                 const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
                 ss::ScheduledPipeline scheduled = ss::schedule_pipeline(dag, target, search);
-                job.payload = schedule_payload(dag, scheduled);
+                job.payload = schedule_payload(scheduled);
                 if (fault) job.before_compile = [kind = *fault]() { inject(kind); };
                 return job;
             };
