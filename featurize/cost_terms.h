@@ -74,31 +74,47 @@ struct CostTermInputs {
     T num_cores;
 };
 
+// The inputs from a stage's features: feature(ScheduleFeatureIndex::name) gives each as a T.
+template<typename T, typename Feature>
+CostTermInputs<T> cost_term_inputs(Feature feature, T is_output, T num_cores) {
+    using I = ScheduleFeatureIndex;
+    return {feature(I::num_realizations),
+            feature(I::num_productions),
+            feature(I::inner_parallelism),
+            feature(I::outer_parallelism),
+            feature(I::bytes_at_realization),
+            feature(I::bytes_at_production),
+            feature(I::inlined_calls),
+            feature(I::unique_bytes_read_per_realization),
+            feature(I::unique_lines_read_per_realization),
+            feature(I::vector_size),
+            feature(I::num_vectors),
+            feature(I::num_scalars),
+            feature(I::scalar_loads_per_vector),
+            feature(I::vector_loads_per_vector),
+            feature(I::scalar_loads_per_scalar),
+            feature(I::unique_bytes_read_per_vector),
+            feature(I::unique_lines_read_per_vector),
+            feature(I::unique_bytes_read_per_task),
+            feature(I::unique_lines_read_per_task),
+            feature(I::bytes_at_task),
+            feature(I::innermost_bytes_at_task),
+            feature(I::working_set),
+            is_output,
+            num_cores};
+}
+
 inline CostTermInputs<double> cost_term_inputs(const ScheduleFeatures &f, bool is_output, int num_cores) {
-    return {f.num_realizations,
-            f.num_productions,
-            f.inner_parallelism,
-            f.outer_parallelism,
-            f.bytes_at_realization,
-            f.bytes_at_production,
-            f.inlined_calls,
-            f.unique_bytes_read_per_realization,
-            f.unique_lines_read_per_realization,
-            f.vector_size,
-            f.num_vectors,
-            f.num_scalars,
-            f.scalar_loads_per_vector,
-            f.vector_loads_per_vector,
-            f.scalar_loads_per_scalar,
-            f.unique_bytes_read_per_vector,
-            f.unique_lines_read_per_vector,
-            f.unique_bytes_read_per_task,
-            f.unique_lines_read_per_task,
-            f.bytes_at_task,
-            f.innermost_bytes_at_task,
-            f.working_set,
-            is_output ? 1.0 : 0.0,
-            double(num_cores)};
+    const std::array<double, kNumScheduleFeatures> v = f.values();
+    return cost_term_inputs<double>([&](int i) { return v[size_t(i)]; }, is_output ? 1.0 : 0.0, double(num_cores));
+}
+
+// Terms 0-14 (compute and loads) count the stage's total work; both models divide them by the
+// parallel speedup the stage can get: its tasks, up to the cores.
+inline constexpr int kNumParallelCostTerms = 15;
+template<typename T>
+T parallel_speedup(const CostTermInputs<T> &x) {
+    return min_value(max_value(x.inner_parallelism * x.outer_parallelism, x.num_cores * 0 + 1), x.num_cores);
 }
 
 // term[i] multiplies coefficient c_i of Appendix B.

@@ -75,6 +75,13 @@ class LoopNest;
 inline constexpr int kNumScheduleFeatures = 0 SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_COUNT);
 #undef SCHEDFORGE_COUNT
 
+// A feature's position in values() and in stored feature rows: ScheduleFeatureIndex::vector_size.
+struct ScheduleFeatureIndex {
+#define SCHEDFORGE_INDEX(name, doc) name,
+    enum : int { SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_INDEX) };
+#undef SCHEDFORGE_INDEX
+};
+
 struct ScheduleFeatures {
 #define SCHEDFORGE_DECLARE(name, doc) double name = 0;
     SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_DECLARE)

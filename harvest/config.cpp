@@ -53,7 +53,7 @@ HarvestConfig parse_harvest_config(const std::string &yaml_text, const std::stri
         const std::filesystem::path p = yaml::text(n, k, source);
         return (p.is_absolute() ? p : std::filesystem::path(base_folder) / p).string();
     };
-    std::string generator_path, search_path;
+    std::string generator_path, search_path, weights_path;
     int search_threads = 1;
     try {
         yaml::MapReader top(root, "", source);
@@ -63,6 +63,7 @@ HarvestConfig parse_harvest_config(const std::string &yaml_text, const std::stri
         });
         top.on("generator", [&](const YAML::Node &n, const std::string &k) { generator_path = relative(n, k); });
         top.on("search", [&](const YAML::Node &n, const std::string &k) { search_path = relative(n, k); });
+        top.on("weights", [&](const YAML::Node &n, const std::string &k) { weights_path = relative(n, k); });
         top.on("pipelines", [&](const YAML::Node &n, const std::string &k) { c.pipelines = integer(n, k); });
         top.on("schedules_per_pipeline",
                [&](const YAML::Node &n, const std::string &k) { c.schedules_per_pipeline = integer(n, k); });
@@ -140,6 +141,7 @@ HarvestConfig parse_harvest_config(const std::string &yaml_text, const std::stri
         c.search = sampler::parse_search_options(c.search_text, search_path);
     }
     c.search.threads = search_threads;
+    if (!weights_path.empty()) c.search.weights = weights_path;
     c.validate(source);
     return c;
 }
@@ -181,6 +183,7 @@ std::string HarvestConfig::effective_text() const {
     field(e, "version", 1);
     field(e, "seed", seed);
     field(e, "schedules_per_pipeline", schedules_per_pipeline);
+    if (!search.weights.empty()) field(e, "weights", search.weights);
     emit_sample_search(e, "beam_sample", beam_sample);
     emit_sample_search(e, "dropout_samples", dropout_samples);
     e << YAML::Key << "workers" << YAML::Value << YAML::BeginMap;

@@ -1,6 +1,8 @@
 #include "harvest/harvest.h"
 
+#include "common/build_info.h"
 #include "common/errors.h"
+#include "common/wire.h"
 #include "datasets/reader.h"
 #include "datasets/writer.h"
 #include "featurize/function_dag.h"
@@ -12,7 +14,6 @@
 #include "sampler/fingerprint.h"
 #include "sampler/output_check.h"
 #include "sampler/schedule_pipeline.h"
-#include "sampler/wire.h"
 
 #include <Halide.h>
 
@@ -57,7 +58,7 @@ std::string pipeline_payload(const sf::FunctionDAG &dag) {
             append_floats(features, sf::compute_pipeline_features(dag, int(n), stage.index).values());
         }
     }
-    ss::ByteWriter w;
+    common::ByteWriter w;
     w.put<uint64_t>(names.size());
     for (const std::string &name : names) w.put_string(name);
     w.put_vector(features);
@@ -68,7 +69,7 @@ std::string pipeline_payload(const sf::FunctionDAG &dag) {
 std::string schedule_payload(const ss::ScheduledPipeline &scheduled) {
     std::vector<float> features;
     for (const sf::StageFeatures &f : scheduled.search.features) append_floats(features, f.features.values());
-    ss::ByteWriter w;
+    common::ByteWriter w;
     w.put_string(scheduled.source);
     w.put<double>(scheduled.search.cost);
     w.put_vector(features);
@@ -198,7 +199,7 @@ private:
         s.status = dataset_status(r.status);
         s.message = r.message;
         if (!r.payload.empty()) {
-            ss::ByteReader in(r.payload);
+            common::ByteReader in(r.payload);
             s.source = in.get_string();
             s.predicted_cost = in.get<double>();
             s.features = in.get_vector<float>();
@@ -237,7 +238,7 @@ private:
         rec.generator_version = p.spec.generator_version;
         rec.spec = p.spec.to_text();
         if (!r.payload.empty()) {
-            ss::ByteReader in(r.payload);
+            common::ByteReader in(r.payload);
             const auto stages = in.get<uint64_t>();
             for (uint64_t i = 0; i < stages && in.ok(); i++) rec.stages.push_back(in.get_string());
             rec.features = in.get_vector<float>();
@@ -270,8 +271,8 @@ ds::FileInfo harvest_file_info(const HarvestConfig &config) {
     info.pipeline_feature_names = sf::PipelineFeatures::names();
     info.schedule_feature_version = sf::ScheduleFeatures::version();
     info.schedule_feature_names = sf::ScheduleFeatures::names();
-    info.producer = std::string("schedforge ") + SCHEDFORGE_VERSION;
-    info.producer_commit = SCHEDFORGE_COMMIT;
+    info.producer = common::producer();
+    info.producer_commit = common::producer_commit();
     const ss::HardwareFingerprint fp = ss::fingerprint_this_machine();
     info.halide_version = fp.halide_version;
     info.target = Halide::Target(config.runner.target).to_string();

@@ -1,7 +1,7 @@
 #include "sampler/benchmark_runner.h"
 
 #include "common/errors.h"
-#include "sampler/wire.h"
+#include "common/wire.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -52,6 +52,9 @@ void validate(const RunnerOptions &o) {
 }
 
 namespace {
+
+using common::ByteReader;
+using common::ByteWriter;
 
 using Clock = std::chrono::steady_clock;
 

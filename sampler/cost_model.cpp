@@ -2,6 +2,7 @@
 
 #include "featurize/function_dag.h"
 #include "featurize/pipeline_features.h"
+#include "trainer/model.h"
 
 #include <algorithm>
 
@@ -34,16 +35,16 @@ void ManualCostModel::set_pipeline(const sf::FunctionDAG &dag, int cores) {
 double ManualCostModel::stage_cost(const sf::StageFeatures &s, std::array<double, sf::kNumCostTerms> *terms) const {
     if (!s.scheduled) return 0;
     const sf::ScheduleFeatures &f = s.features;
-    const std::array<double, sf::kNumCostTerms> t =
-        sf::cost_terms(sf::cost_term_inputs(f, is_output_[size_t(s.node)], cores_));
+    const sf::CostTermInputs<double> x = sf::cost_term_inputs(f, is_output_[size_t(s.node)], cores_);
+    const std::array<double, sf::kNumCostTerms> t = sf::cost_terms(x);
     if (terms) *terms = t;
-    const double speedup = std::min(std::max(f.inner_parallelism * f.outer_parallelism, 1.0), double(cores_));
+    const double speedup = sf::parallel_speedup(x);
     const double ops = ops_per_point_[size_t(s.node)][size_t(s.stage)];
     double cost = 0;
     for (int i = 0; i < sf::kNumCostTerms; i++) {
         double c = coefficients_[size_t(i)];
-        if (i <= 3) c *= ops;      // compute terms: per operation
-        if (i <= 14) c /= speedup; // compute and loads: spread over the cores used
+        if (i <= 3) c *= ops;                            // compute terms: per operation
+        if (i < sf::kNumParallelCostTerms) c /= speedup; // compute and loads: spread over the cores used
         cost += c * t[size_t(i)];
     }
     return cost;
@@ -55,6 +56,52 @@ void ManualCostModel::evaluate(const std::vector<const std::vector<sf::StageFeat
     for (size_t i = 0; i < batch.size(); i++) {
         for (const sf::StageFeatures &s : *batch[i]) costs[i] += stage_cost(s);
     }
+}
+
+LearnedCostModel::LearnedCostModel(const trainer::Weights &weights)
+    : model_(std::make_unique<trainer::Model>(weights)), pipeline_(std::make_unique<trainer::PipelineInput>()) {}
+
+LearnedCostModel::~LearnedCostModel() = default;
+
+void LearnedCostModel::set_pipeline(const sf::FunctionDAG &dag, int cores) {
+    trainer::PipelineInput &p = *pipeline_;
+    p = trainer::PipelineInput();
+    p.num_cores = std::max(cores, 1);
+    row_.assign(dag.nodes.size(), {});
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        for (const sf::Stage &stage : dag.nodes[n].stages) {
+            row_[n].push_back(p.num_stages++);
+            const auto values = sf::compute_pipeline_features(dag, int(n), stage.index).values();
+            p.pipeline_features.insert(p.pipeline_features.end(), values.begin(), values.end());
+            p.is_output.push_back(dag.nodes[n].is_output ? 1.0f : 0.0f);
+        }
+    }
+}
+
+void LearnedCostModel::evaluate(const std::vector<const std::vector<sf::StageFeatures> *> &batch,
+                                std::vector<double> &costs) {
+    costs.assign(batch.size(), 0);
+    if (batch.empty() || pipeline_->num_stages == 0) return;
+    trainer::StateBatch states;
+    states.num_states = int(batch.size());
+    const size_t per_state = size_t(pipeline_->num_stages) * trainer::kScheduleFeatures;
+    states.schedule_features.assign(batch.size() * per_state, 0.0f);
+    for (size_t i = 0; i < batch.size(); i++) {
+        for (const sf::StageFeatures &s : *batch[i]) {
+            if (!s.scheduled) continue; // all zeros: costs nothing
+            const auto values = s.features.values();
+            float *row = &states.schedule_features[i * per_state + size_t(row_[size_t(s.node)][size_t(s.stage)]) *
+                                                                       trainer::kScheduleFeatures];
+            for (size_t f = 0; f < values.size(); f++) row[f] = float(values[f]);
+        }
+    }
+    model_->predict(*pipeline_, states, costs);
+}
+
+std::unique_ptr<CostModel> make_cost_model(const std::string &weights,
+                                           const std::array<double, sf::kNumCostTerms> &coefficients) {
+    if (weights.empty()) return std::make_unique<ManualCostModel>(coefficients);
+    return std::make_unique<LearnedCostModel>(trainer::Weights::load(weights));
 }
 
 } // namespace schedforge::sampler

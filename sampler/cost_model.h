@@ -14,6 +14,8 @@
 #include "featurize/schedule_features.h"
 
 #include <array>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace Halide {
@@ -23,6 +25,12 @@ struct Target;
 namespace schedforge::featurize {
 class FunctionDAG;
 }
+
+namespace schedforge::trainer {
+class Model;
+struct PipelineInput;
+struct Weights;
+} // namespace schedforge::trainer
 
 namespace schedforge::sampler {
 
@@ -53,5 +61,27 @@ private:
     std::vector<std::vector<double>> ops_per_point_; // [node][stage], arithmetic from the pipeline features
     std::vector<bool> is_output_;                    // [node]
 };
+
+// The learned model (trainer/): the network compiled by Halide, with weights from a file. Stage
+// features go in the FunctionDAG's order (node by node, stage by stage), as in the datasets it
+// was trained on.
+class LearnedCostModel : public CostModel {
+public:
+    explicit LearnedCostModel(const trainer::Weights &weights);
+    ~LearnedCostModel() override;
+    void set_pipeline(const featurize::FunctionDAG &dag, int cores) override;
+    void evaluate(const std::vector<const std::vector<featurize::StageFeatures> *> &batch,
+                  std::vector<double> &costs) override;
+
+private:
+    std::unique_ptr<trainer::Model> model_;
+    std::unique_ptr<trainer::PipelineInput> pipeline_;
+    std::vector<std::vector<int>> row_; // [node][stage] -> feature row
+};
+
+// The cost model the options ask for: learned when options.weights names a file (UserError if it
+// cannot be used), else the manual model.
+std::unique_ptr<CostModel> make_cost_model(const std::string &weights,
+                                           const std::array<double, featurize::kNumCostTerms> &coefficients);
 
 } // namespace schedforge::sampler

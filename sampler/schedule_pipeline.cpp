@@ -13,9 +13,9 @@ ScheduledPipeline schedule_pipeline(const Halide::Pipeline &pipeline, const Hali
 
 ScheduledPipeline schedule_pipeline(const featurize::FunctionDAG &dag, const Halide::Target &target,
                                     const SearchOptions &options) {
-    ManualCostModel model(options.coefficients);
+    const std::unique_ptr<CostModel> model = make_cost_model(options.weights, options.coefficients);
     ScheduledPipeline scheduled;
-    scheduled.search = beam_search(dag, target, model, options);
+    scheduled.search = beam_search(dag, target, *model, options);
     featurize::apply(dag, scheduled.search.nest);
     scheduled.source = featurize::schedule_source(dag, scheduled.search.nest);
     return scheduled;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 extern char **environ;
 
@@ -81,6 +82,7 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
             r.on("threads", [&](const YAML::Node &m, const std::string &mk) { o.threads = integer(m, mk); });
             r.on("max_tilings", [&](const YAML::Node &m, const std::string &mk) { o.max_tilings = integer(m, mk); });
             r.on("hash_penalty", [&](const YAML::Node &m, const std::string &mk) { o.hash_penalty = number(m, mk); });
+            r.on("weights", [&](const YAML::Node &m, const std::string &mk) { o.weights = yaml::text(m, mk, source); });
             r.on("memoize_features",
                  [&](const YAML::Node &m, const std::string &mk) { o.memoize_features = boolean(m, mk); });
             r.run();
@@ -121,12 +123,19 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
     return o;
 }
 
-SearchOptions load_search_options(const std::string &path) { return parse_search_options(yaml::read_file(path), path); }
+SearchOptions load_search_options(const std::string &path) {
+    SearchOptions o = parse_search_options(yaml::read_file(path), path);
+    // A weights path in a config file is relative to the file.
+    if (!o.weights.empty() && std::filesystem::path(o.weights).is_relative())
+        o.weights = (std::filesystem::path(path).parent_path() / o.weights).string();
+    return o;
+}
 
 const std::vector<EnvironmentVariable> &search_environment_variables() {
     static const std::vector<EnvironmentVariable> variables = {
         {"SCHEDFORGE_SEARCH_CONFIG", ""},  {"SCHEDFORGE_BEAM_SIZE", "beam_size"}, {"SCHEDFORGE_PASSES", "passes"},
-        {"SCHEDFORGE_DROPOUT", "dropout"}, {"SCHEDFORGE_SEED", "seed"},           {"SCHEDFORGE_THREADS", "threads"}};
+        {"SCHEDFORGE_DROPOUT", "dropout"}, {"SCHEDFORGE_SEED", "seed"},           {"SCHEDFORGE_THREADS", "threads"},
+        {"SCHEDFORGE_WEIGHTS", "weights"}};
     return variables;
 }
 

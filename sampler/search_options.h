@@ -38,6 +38,7 @@ struct SearchOptions {
     bool memoize_features = true; // children reuse the parent's features where a decision cannot change them
     PruningRules pruning;
     std::array<double, featurize::kNumCostTerms> coefficients; // the manual cost model's c_0..c_26
+    std::string weights; // the learned cost model's weights file (train-cost-model); empty: the manual model
 
     SearchOptions();
     // Throws UserError naming the option when a value is out of range.

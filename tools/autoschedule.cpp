@@ -34,6 +34,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 namespace {
 
@@ -114,7 +115,7 @@ void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &o
 
 int main(int argc, char **argv) {
     CLI::App app{"Schedule a pipeline with schedforge's beam search.", "autoschedule"};
-    std::string app_name, generator_config, search_config;
+    std::string app_name, generator_config, search_config, weights;
     std::optional<uint64_t> pipeline_seed;
     std::optional<int> beam, passes, cores, threads;
     std::optional<double> dropout;
@@ -125,6 +126,7 @@ int main(int argc, char **argv) {
     app_opt->excludes(pipe_opt);
     app.add_option("--config", generator_config, "Generator config for --pipeline")->check(CLI::ExistingFile);
     app.add_option("--search-config", search_config, "Search config (YAML)")->check(CLI::ExistingFile);
+    app.add_option("--weights", weights, "Learned cost model weights (train-cost-model); default: the manual model");
     app.add_option("--beam", beam, "Beam size");
     app.add_option("--passes", passes, "Coarse-to-fine passes");
     app.add_option("--dropout", dropout, "Probability of keeping each state considered (1: no dropout)");
@@ -138,6 +140,7 @@ int main(int argc, char **argv) {
         if (app_name.empty() && !pipeline_seed) throw UserError("give --app NAME or --pipeline SEED");
         ss::SearchOptions options =
             search_config.empty() ? ss::SearchOptions() : ss::load_search_options(search_config);
+        if (!weights.empty()) options.weights = weights;
         if (beam) options.beam_size = *beam;
         if (passes) options.passes = *passes;
         if (dropout) options.dropout = *dropout;
@@ -159,8 +162,8 @@ int main(int argc, char **argv) {
         if (bench) benchmark(build, options, target); // first: the runner forks before any thread starts
         Subject subject = build();
         const sf::FunctionDAG dag = sf::FunctionDAG::build(subject.pipeline);
-        ss::ManualCostModel model(options.coefficients);
-        const ss::SearchResult r = ss::beam_search(dag, target, model, options);
+        const std::unique_ptr<ss::CostModel> model = ss::make_cost_model(options.weights, options.coefficients);
+        const ss::SearchResult r = ss::beam_search(dag, target, *model, options);
 
         std::cout << sf::schedule_source(dag, r.nest) << "\n";
         std::cout << "predicted cost: " << format_number("%.4g", r.cost) << "\n";
@@ -177,19 +180,23 @@ int main(int argc, char **argv) {
                       << format_number("%.4g", s.pass_best_cost[p]) << "\n";
         }
         if (show_features) {
+            // Costs and terms as the manual model sees them (the terms are the learned model's too).
+            ss::ManualCostModel manual(options.coefficients);
+            manual.set_pipeline(dag, options.cores > 0 ? options.cores : int(std::thread::hardware_concurrency()));
             for (const sf::StageFeatures &f : r.features) {
                 if (!f.scheduled) continue;
                 const sf::Node &n = dag.nodes[size_t(f.node)];
                 std::cout << "\n"
                           << n.name << (f.stage ? ".update(" + std::to_string(f.stage - 1) + ")" : "") << ": cost "
-                          << format_number("%.4g", model.stage_cost(f)) << "\n";
+                          << format_number("%.4g", manual.stage_cost(f))
+                          << (options.weights.empty() ? "" : " (manual model)") << "\n";
                 const auto values = f.features.values();
                 for (size_t i = 0; i < values.size(); i++) {
                     std::cout << "  " << sf::ScheduleFeatures::names()[i] << " = " << format_number("%.6g", values[i])
                               << "\n";
                 }
                 std::array<double, sf::kNumCostTerms> terms;
-                model.stage_cost(f, &terms);
+                manual.stage_cost(f, &terms);
                 for (size_t i = 0; i < terms.size(); i++) {
                     std::cout << "  term." << sf::cost_term_names()[i] << " = " << format_number("%.6g", terms[i])
                               << "\n";

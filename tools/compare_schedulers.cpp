@@ -74,9 +74,7 @@ std::string csv_quote(const std::string &s) {
 // A clustered bar chart of speedups (log scale), one cluster per pipeline.
 bool plot(const std::string &data_path, const std::string &png_path, const std::vector<std::string> &schedulers,
           const std::string &baseline) {
-    const std::string script = data_path + ".gp";
-    std::string gp = "set terminal pngcairo size 1200,600\nset output '" + png_path + "'\n";
-    gp += "set title 'Speedup over " + baseline + " (higher is faster)'\nset style data histograms\n";
+    std::string gp = "set title 'Speedup over " + baseline + " (higher is faster)'\nset style data histograms\n";
     gp += "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset logscale y 2\n";
     gp += "set ylabel 'speedup'\nset xtics rotate by -30\nset key outside right\nset grid ytics\n";
     gp += "plot ";
@@ -85,10 +83,7 @@ bool plot(const std::string &data_path, const std::string &png_path, const std::
               (i == 0 ? ":xtic(1)" : "") + " title '" + schedulers[i] + "'";
     }
     gp += "\n";
-    schedforge::tools::write_file_atomic(script, gp);
-    const int rc = std::system(("gnuplot '" + script + "' 2>/dev/null").c_str());
-    std::remove(script.c_str());
-    return rc == 0;
+    return schedforge::tools::run_gnuplot(png_path, gp, "1200,600");
 }
 
 } // namespace

@@ -4,6 +4,8 @@
 #include "common/errors.h"
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -32,6 +34,20 @@ inline void write_file_atomic(const std::string &path, const std::string &text) 
     std::error_code ec;
     std::filesystem::rename(tmp, path, ec);
     if (ec) throw std::runtime_error(path + ": rename failed (" + ec.message() + ")");
+}
+
+} // namespace schedforge::tools
+
+namespace schedforge::tools {
+
+// Runs a gnuplot script (kept beside `png_path` only while it runs); false if gnuplot failed or
+// is missing, in which case the caller says there is no PNG.
+inline bool run_gnuplot(const std::string &png_path, const std::string &script, const std::string &size = "1000,650") {
+    const std::string script_path = png_path + ".gp";
+    write_file_atomic(script_path, "set terminal pngcairo size " + size + "\nset output '" + png_path + "'\n" + script);
+    const int rc = std::system(("gnuplot '" + script_path + "' 2>/dev/null").c_str());
+    std::remove(script_path.c_str());
+    return rc == 0;
 }
 
 } // namespace schedforge::tools

@@ -11,6 +11,7 @@
 #include "datasets/schema.h"
 #include "harvest/config.h"
 #include "harvest/harvest.h"
+#include "sampler/cost_model.h"
 #include "tools/cli.h"
 #include "tools/progress.h"
 #include "tools/table.h"
@@ -27,6 +28,7 @@ namespace {
 using schedforge::tools::format_number;
 namespace ds = schedforge::datasets;
 namespace sh = schedforge::harvest;
+namespace ss = schedforge::sampler;
 
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
@@ -91,7 +93,7 @@ void print_summary(const sh::HarvestStats &s, const std::string &path) {
 int main(int argc, char **argv) {
     CLI::App app{"Generate a dataset of random pipelines, sampled schedules, features and runtimes (HDF5).",
                  "generate-dataset"};
-    std::string config_path, out_path;
+    std::string config_path, out_path, weights;
     std::optional<int64_t> pipelines, schedules;
     std::optional<uint64_t> seed;
     bool resume = false;
@@ -100,13 +102,17 @@ int main(int argc, char **argv) {
     app.add_option("--pipelines", pipelines, "Random pipelines (overrides the config)");
     app.add_option("--schedules-per-pipeline", schedules, "Schedules sampled per pipeline (overrides the config)");
     app.add_option("--seed", seed, "Run seed (overrides the config)");
+    app.add_option("--weights", weights, "Learned cost model weights for the search (overrides the config)");
     app.add_flag("--resume", resume, "Continue FILE: run only the samples it lacks");
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         sh::HarvestConfig config = sh::load_harvest_config(config_path);
         if (pipelines) config.pipelines = *pipelines;
         if (schedules) config.schedules_per_pipeline = *schedules;
         if (seed) config.seed = *seed;
+        if (!weights.empty()) config.search.weights = weights;
         config.validate("command line");
+        // A bad weights file is a user error now, not a failure in every worker.
+        if (!config.search.weights.empty()) ss::make_cost_model(config.search.weights, config.search.coefficients);
 
         std::signal(SIGINT, on_interrupt);
         std::optional<schedforge::tools::ProgressBar> bar;

@@ -1,7 +1,7 @@
-// ByteWriter / ByteReader: the flat binary encoding of messages between a worker process and its
-// parent (the benchmark runner's frames, and the payloads jobs send back). Same machine, same
-// build on both ends, so values travel in native byte order; a reader that runs past the end
-// turns !ok() instead of reading garbage.
+// ByteWriter / ByteReader: a flat binary encoding, used for the messages between a worker process
+// and its parent (the benchmark runner's frames, the payloads jobs send back) and for the cost
+// model's weights files. Values are in native byte order: little-endian on every target we build
+// for (x86-64 Linux). A reader that runs past the end turns !ok() instead of reading garbage.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace schedforge::sampler {
+namespace schedforge::common {
 
 class ByteWriter {
 public:
@@ -69,6 +69,8 @@ public:
         return v;
     }
     bool ok() const { return ok_; }
+    size_t position() const { return pos_; }
+    bool at_end() const { return pos_ == bytes_.size(); }
 
 private:
     const std::string &bytes_;
@@ -76,4 +78,4 @@ private:
     bool ok_ = true;
 };
 
-} // namespace schedforge::sampler
+} // namespace schedforge::common

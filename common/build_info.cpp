@@ -1,0 +1,8 @@
+#include "common/build_info.h"
+
+namespace schedforge::common {
+
+std::string producer() { return std::string("schedforge ") + SCHEDFORGE_VERSION; }
+std::string producer_commit() { return SCHEDFORGE_COMMIT; }
+
+} // namespace schedforge::common

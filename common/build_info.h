@@ -1,0 +1,11 @@
+// What this build is, for the provenance attributes of the files the tools write.
+#pragma once
+
+#include <string>
+
+namespace schedforge::common {
+
+std::string producer();        // "schedforge 0.1.0"
+std::string producer_commit(); // the git commit the build was configured at ("unknown" outside git)
+
+} // namespace schedforge::common

@@ -1,0 +1,316 @@
+// The cost model network compiled by Halide against a double-precision reference: forward
+// values, gradients (finite differences), Adam, training on data with a known answer, weights
+// files, and the metrics on hand-made cases.
+#include "tests/trainer/reference_model.h"
+#include "trainer/train.h"
+
+#include "common/errors.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace schedforge::trainer {
+namespace {
+
+using namespace testing;
+
+// Runtimes near the predictions (a factor in [1/2, 2]), so that the loss and its gradient are
+// of order one, as in training.
+TrainingBatch batch_near(const Weights &w, const PipelineInput &p, StateBatch states, gen::Rng &rng, LossKind kind) {
+    TrainingBatch b;
+    const std::vector<double> predicted = reference_forward(to_double(w), p, states);
+    b.states = std::move(states);
+    for (double v : predicted) b.runtimes.push_back(float(v * log_uniform(rng, 0.5, 2)));
+    b.reference = int(std::min_element(b.runtimes.begin(), b.runtimes.end()) - b.runtimes.begin());
+    for (size_t i = 0; i < predicted.size(); i++) {
+        b.sample_weights.push_back(kind == LossKind::Throughput ? 1.0f : float(0.5 + rng.uniform01()));
+    }
+    return b;
+}
+
+TEST(CostModel, ForwardMatchesDoubleReference) {
+    gen::Rng rng(11);
+    const Weights w = Weights::random(5);
+    const Model model(w);
+    for (int stages : {1, 3, 7}) {
+        const PipelineInput p = synthetic_pipeline(rng, stages);
+        const StateBatch states = synthetic_states(rng, 13, stages);
+        std::vector<double> costs;
+        model.predict(p, states, costs);
+        const std::vector<double> expected = reference_forward(to_double(w), p, states);
+        ASSERT_EQ(costs.size(), expected.size());
+        for (size_t n = 0; n < costs.size(); n++) {
+            // float32 sums of up to 441 products: a relative error near 1e-6 is expected.
+            EXPECT_NEAR(costs[n], expected[n], 1e-4 * std::abs(expected[n])) << "stages " << stages << " state " << n;
+            if (n % 2 == 0) {
+                EXPECT_GT(expected[n], 0); // odd states leave their last stage unscheduled
+            }
+        }
+    }
+    // A state with no stage scheduled costs nothing.
+    const PipelineInput p = synthetic_pipeline(rng, 2);
+    StateBatch empty;
+    empty.num_states = 1;
+    empty.schedule_features.assign(2 * kScheduleFeatures, 0.0f);
+    std::vector<double> costs;
+    model.predict(p, empty, costs);
+    EXPECT_EQ(costs[0], 0.0);
+}
+
+// d(loss)/d(weight) from the Halide training pipeline (Adam's first moment after one step from
+// zero moments is (1 - beta1) * gradient; the learning rate is 0 so nothing else moves) against
+// central differences of the double-precision loss.
+void check_gradient(LossKind kind) {
+    gen::Rng rng(kind == LossKind::Throughput ? 21 : 22);
+    const Weights w = Weights::random(9);
+    const PipelineInput p = synthetic_pipeline(rng, 4);
+    const TrainingBatch batch = batch_near(w, p, synthetic_states(rng, 12, 4), rng, kind);
+    Model model(w);
+    const float loss = model.train_step(p, batch, kind, 0.0f);
+    WeightsD wd = to_double(w);
+    EXPECT_NEAR(loss, reference_loss(wd, p, batch, kind), 1e-4 * reference_loss(wd, p, batch, kind));
+    int checked = 0;
+    for (int t = 0; t < kNumTensors; t++) {
+        const std::vector<float> m1 = model.moment(Tensor(t), 1);
+        std::vector<double> grad(m1.size());
+        double largest = 0;
+        for (size_t i = 0; i < m1.size(); i++)
+            grad[i] = m1[i] / (1 - kAdamBeta1), largest = std::max(largest, std::abs(grad[i]));
+        ASSERT_GT(largest, 0) << tensor_shapes()[size_t(t)].name << ": no gradient at all";
+        // Every entry of the small tensors, 60 drawn entries of the large ones.
+        const size_t count = std::min<size_t>(m1.size(), 60);
+        for (size_t k = 0; k < count; k++) {
+            const size_t i = m1.size() <= 60 ? k : size_t(rng.uniform_int(0, int64_t(m1.size()) - 1));
+            const double h = 1e-6, saved = wd[size_t(t)][i];
+            wd[size_t(t)][i] = saved + h;
+            const double up = reference_loss(wd, p, batch, kind);
+            wd[size_t(t)][i] = saved - h;
+            const double down = reference_loss(wd, p, batch, kind);
+            wd[size_t(t)][i] = saved;
+            const double numeric = (up - down) / (2 * h);
+            // float32 forward and backward sums (441 features, 27 terms x 12 states x 4 stages)
+            // carry relative errors near 1e-5; 2e-3 relative, plus 1e-4 of the tensor's largest
+            // entry for entries that cancel to near zero, leaves a wide margin over that while a
+            // wrong derivative (a missed term, a sign) is off by order one.
+            EXPECT_NEAR(grad[i], numeric, 2e-3 * std::abs(numeric) + 1e-4 * largest)
+                << tensor_shapes()[size_t(t)].name << "[" << i << "]";
+            checked++;
+        }
+    }
+    EXPECT_GT(checked, 200);
+}
+
+TEST(CostModel, GradientMatchesFiniteDifferencesThroughputLoss) { check_gradient(LossKind::Throughput); }
+TEST(CostModel, GradientMatchesFiniteDifferencesLogRatioLoss) { check_gradient(LossKind::LogRatio); }
+
+// Two Adam steps against the update written out in plain C++ (bias correction included), with
+// the gradients taken from probe models at the same weights.
+TEST(CostModel, AdamStepsMatchPlainReference) {
+    gen::Rng rng(31);
+    const Weights w0 = Weights::random(17);
+    const PipelineInput p = synthetic_pipeline(rng, 3);
+    const TrainingBatch batch = batch_near(w0, p, synthetic_states(rng, 10, 3), rng, LossKind::Throughput);
+    auto gradient_at = [&](const Weights &w) {
+        Model probe(w);
+        probe.train_step(p, batch, LossKind::Throughput, 0.0f);
+        std::array<std::vector<double>, kNumTensors> g;
+        for (int t = 0; t < kNumTensors; t++) {
+            for (float m : probe.moment(Tensor(t), 1)) g[size_t(t)].push_back(m / (1 - double(kAdamBeta1)));
+        }
+        return g;
+    };
+    const double lr = 0.01;
+    Model model(w0);
+    WeightsD w = to_double(w0), m, v;
+    for (int t = 0; t < kNumTensors; t++)
+        m[size_t(t)].assign(w[size_t(t)].size(), 0), v[size_t(t)].assign(w[size_t(t)].size(), 0);
+    for (int step = 1; step <= 2; step++) {
+        const auto g = gradient_at(model.weights());
+        model.train_step(p, batch, LossKind::Throughput, float(lr));
+        const double b1 = kAdamBeta1, b2 = kAdamBeta2;
+        const double corrected = lr * std::sqrt(1 - std::pow(b2, step)) / (1 - std::pow(b1, step));
+        const Weights got = model.weights();
+        for (int t = 0; t < kNumTensors; t++) {
+            for (size_t i = 0; i < w[size_t(t)].size(); i++) {
+                const double gi = g[size_t(t)][i];
+                m[size_t(t)][i] = b1 * m[size_t(t)][i] + (1 - b1) * gi;
+                v[size_t(t)][i] = b2 * v[size_t(t)][i] + (1 - b2) * gi * gi;
+                w[size_t(t)][i] -= corrected * m[size_t(t)][i] / (std::sqrt(v[size_t(t)][i]) + kAdamEpsilon);
+                ASSERT_NEAR(got[Tensor(t)][i], w[size_t(t)][i], 1e-5 + 1e-5 * std::abs(w[size_t(t)][i]))
+                    << "step " << step << " " << tensor_shapes()[size_t(t)].name << "[" << i << "]";
+            }
+        }
+        EXPECT_EQ(model.timestep(), step);
+    }
+}
+
+// Runtimes that are exactly the hand-designed terms with fixed positive coefficients: the
+// network can represent them (constant coefficients), so training from random weights must get
+// close. The bar: validation loss at least 10x lower.
+TEST(Training, LearnsAKnownFunctionOfTheFeatures) {
+    gen::Rng rng(41);
+    std::array<double, kTerms> truth{};
+    for (double &c : truth) c = log_uniform(rng, 0.01, 1);
+    WeightsD exact{};
+    for (int t = 0; t < kNumTensors; t++) exact[size_t(t)].assign(size_t(tensor_shapes()[size_t(t)].size()), 0.0);
+    for (int o = 0; o < kTerms; o++) exact[size_t(Tensor::Bias1)][size_t(o)] = truth[size_t(o)];
+    TrainingData all;
+    for (int i = 0; i < 60; i++) {
+        TrainingPipeline tp;
+        tp.id = gen::mix64(uint64_t(i) + 1);
+        const int stages = int(rng.uniform_int(2, 5));
+        tp.input = synthetic_pipeline(rng, stages);
+        const StateBatch states = synthetic_states(rng, 16, stages, false);
+        const std::vector<double> runtimes = reference_forward(exact, tp.input, states);
+        for (int n = 0; n < 16; n++) {
+            const auto *row = &states.schedule_features[size_t(n) * stages * kScheduleFeatures];
+            tp.schedule_features.emplace_back(row, row + stages * kScheduleFeatures);
+            tp.runtimes.push_back(runtimes[size_t(n)] / kSecondsToModelUnits);
+            tp.timing_spread.push_back(0);
+        }
+        all.pipelines.push_back(std::move(tp));
+    }
+    TrainingData train_set, validation;
+    split_by_pipeline(all, 0.2, train_set, validation);
+    ASSERT_GE(validation.pipelines.size(), 5u);
+    ASSERT_GE(train_set.pipelines.size(), 35u);
+    Model model(Weights::random(3));
+    TrainOptions options;
+    options.epochs = 30;
+    options.learning_rate = 0.01f;
+    const TrainResult result = train(model, train_set, validation, options);
+    const double before = result.epochs.front().validation.loss, after = result.epochs.back().validation.loss;
+    EXPECT_GT(before, 0);
+    EXPECT_LT(after, before / 10) << "validation loss " << before << " -> " << after;
+    EXPECT_GT(result.epochs.back().validation.pairwise_accuracy, result.epochs.front().validation.pairwise_accuracy);
+    EXPECT_EQ(result.epochs.size(), 31u);
+    // Same seed, same run.
+    Model again(Weights::random(3));
+    options.epochs = 2;
+    const TrainResult a = train(again, train_set, validation, options);
+    Model again2(Weights::random(3));
+    const TrainResult b = train(again2, train_set, validation, options);
+    EXPECT_EQ(a.epochs.back().validation.loss, b.epochs.back().validation.loss);
+    EXPECT_EQ(again.weights().tensors, again2.weights().tensors);
+}
+
+TEST(Metrics, HandMadeCases) {
+    const std::vector<double> m = {10, 20, 30};
+    EXPECT_DOUBLE_EQ(pairwise_accuracy({{{1, 2, 3}, m}}), 1.0);
+    EXPECT_DOUBLE_EQ(pairwise_accuracy({{{3, 2, 1}, m}}), 0.0);
+    // Pairs tied in measured runtime are skipped: only (0,1) and (0,2) count, one of them right.
+    EXPECT_DOUBLE_EQ(pairwise_accuracy({{{1, 3, 0}, {10, 20, 20}}}), 0.5);
+    EXPECT_DOUBLE_EQ(kendall_tau_b({1, 2, 3}, m), 1.0);
+    EXPECT_DOUBLE_EQ(kendall_tau_b({3, 2, 1}, m), -1.0);
+    // Two concordant pairs, one tied in the prediction: 2 / sqrt((3 - 1) * (3 - 0)).
+    EXPECT_NEAR(kendall_tau_b({1, 2, 2}, {1, 2, 3}), 2 / std::sqrt(6.0), 1e-12);
+    // The predicted best (index 1) runs in 15 against the best 10.
+    EXPECT_DOUBLE_EQ(top1_regret({{3, 1, 2}, {10, 15, 12}}), 1.5);
+    EXPECT_DOUBLE_EQ(top1_regret({{1, 2, 3}, m}), 1.0);
+    EXPECT_DOUBLE_EQ(r2_of_logs({{m, m}}), 1.0);
+    // Predicting the geometric mean everywhere explains nothing.
+    const double g = std::cbrt(10.0 * 20 * 30);
+    EXPECT_NEAR(r2_of_logs({{{g, g, g}, m}}), 0.0, 1e-12);
+    EXPECT_NEAR(mean_relative_error({{{11, 18}, {10, 20}}}), 0.1, 1e-12);
+    // The reference is schedule 0 (fastest measured, first of equals). Relative throughputs
+    // 2/2 and 2/4 against 2/2 and 2/2: errors 0 and 0.25; scale terms 0 and w log(2)^2.
+    EXPECT_NEAR(loss_for_batch({2, 4}, {2, 2}, {}, LossKind::Throughput),
+                (0.25 + kScaleWeight * std::log(2.0) * std::log(2.0)) / 2, 1e-12);
+    // Predicting every runtime twice too long costs only the scale term.
+    EXPECT_NEAR(loss_for_batch({4, 8}, {2, 4}, {}, LossKind::Throughput), kScaleWeight * std::log(2.0) * std::log(2.0),
+                1e-12);
+    EXPECT_NEAR(loss_for_batch({2, 4}, {2, 2}, {1, 2}, LossKind::LogRatio), std::log(2.0), 1e-12);
+    // Criticality best/runtime times confidence 0.01 / max(spread, 0.01).
+    const std::vector<double> w = log_ratio_weights({1, 2}, {0, 0.02});
+    EXPECT_DOUBLE_EQ(w[0], 1.0);
+    EXPECT_DOUBLE_EQ(w[1], 0.25);
+    const Metrics all = compute_metrics({{{1, 2, 3}, m}, {{3, 1, 2}, {10, 15, 12}}}, LossKind::Throughput);
+    EXPECT_EQ(all.pipelines, 2u);
+    EXPECT_EQ(all.schedules, 6u);
+    EXPECT_DOUBLE_EQ(all.top1_regret, 1.25);
+}
+
+TEST(Metrics, OutputStagesFromNames) {
+    EXPECT_EQ(output_stages_from_names({"out", "out.update(0)", "f", "g.update(1)"}), (std::vector<float>{1, 1, 0, 0}));
+}
+
+std::string temp_path(const std::string &name) { return ::testing::TempDir() + "/" + name; }
+
+uint64_t fnv1a(const std::string &s) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (char c : s) h = (h ^ uint8_t(c)) * 0x100000001b3ULL;
+    return h;
+}
+
+// The file with `from` replaced by `to` in its header, checksum recomputed as the format says.
+std::string edited(const std::string &bytes, const std::string &from, const std::string &to) {
+    std::string body = bytes.substr(0, bytes.size() - 8);
+    const size_t at = body.find(from);
+    EXPECT_NE(at, std::string::npos);
+    const size_t length_at = 12; // magic (8) + version (4), then the header's uint64 length
+    uint64_t length = 0;
+    std::memcpy(&length, body.data() + length_at, 8);
+    length += to.size() - from.size();
+    std::memcpy(&body[length_at], &length, 8);
+    body.replace(at, from.size(), to);
+    const uint64_t sum = fnv1a(body);
+    return body + std::string(reinterpret_cast<const char *>(&sum), 8);
+}
+
+TEST(Weights, RandomInitIsDeterministicAndInRange) {
+    const Weights a = Weights::random(7), b = Weights::random(7), c = Weights::random(8);
+    EXPECT_EQ(a.tensors, b.tensors);
+    EXPECT_NE(a.tensors, c.tensors);
+    double lo = 1, hi = -1;
+    for (int t = 0; t < kNumTensors; t++) {
+        EXPECT_EQ(int64_t(a.tensors[size_t(t)].size()), tensor_shapes()[size_t(t)].size());
+        for (float v : a.tensors[size_t(t)]) lo = std::min(lo, double(v)), hi = std::max(hi, double(v));
+    }
+    EXPECT_GE(lo, -0.5);
+    EXPECT_LE(hi, 0.5);
+    EXPECT_LT(lo, -0.45); // uniform over the whole range, not a corner of it
+    EXPECT_GT(hi, 0.45);
+}
+
+TEST(Weights, RoundTripAndRefusals) {
+    Weights w = Weights::random(12);
+    w.origin = "test origin\nwith a newline";
+    const std::string path = temp_path("w.weights");
+    w.save(path);
+    const Weights r = Weights::load(path);
+    EXPECT_EQ(r.tensors, w.tensors);
+    EXPECT_EQ(r.origin, "test origin with a newline");
+    EXPECT_FALSE(r.created.empty());
+    EXPECT_FALSE(r.producer.empty());
+    const std::string bytes = w.serialize();
+
+    auto refused = [&](const std::string &content, const std::string &expect) {
+        const std::string bad = temp_path("bad.weights");
+        std::ofstream(bad, std::ios::binary) << content;
+        try {
+            Weights::load(bad);
+            ADD_FAILURE() << "loaded: " << expect;
+        } catch (const UserError &e) {
+            EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+        }
+    };
+    std::string flipped = bytes;
+    flipped[bytes.size() / 2] ^= 0x10;
+    refused(flipped, "checksum");
+    refused(bytes.substr(0, bytes.size() - 100), "checksum");
+    refused("hello", "not a schedforge weights file");
+    refused(edited(bytes, "schedule_features = 1 x 39", "schedule_features = 2 x 39"),
+            "trained on schedule features 2 x 39, this build computes 1 x 39");
+    refused(edited(bytes, "pipeline_features = 1 x 441", "pipeline_features = 1 x 440"), "pipeline features 1 x 440");
+    refused(edited(bytes, "head1=8", "head1=16"), "network");
+    EXPECT_THROW(Weights::load(temp_path("missing.weights")), UserError);
+    std::remove(path.c_str());
+}
+
+} // namespace
+} // namespace schedforge::trainer

@@ -1,0 +1,119 @@
+// Test support for the trainer: the cost model network's forward pass in double precision, written
+// with plain loops (independently of the Halide generators), and synthetic pipelines and states.
+#pragma once
+
+#include "featurize/cost_terms.h"
+#include "generator/rng.h"
+#include "trainer/metrics.h"
+#include "trainer/model.h"
+
+#include <cmath>
+#include <vector>
+
+namespace schedforge::trainer::testing {
+
+inline double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+
+// Weights in double precision, so that finite differences can perturb them finely.
+using WeightsD = std::array<std::vector<double>, kNumTensors>;
+
+inline WeightsD to_double(const Weights &w) {
+    WeightsD d;
+    for (int t = 0; t < kNumTensors; t++) d[size_t(t)].assign(w.tensors[size_t(t)].begin(), w.tensors[size_t(t)].end());
+    return d;
+}
+
+// Cost of every state, in model units.
+inline std::vector<double> reference_forward(const WeightsD &w, const PipelineInput &p, const StateBatch &b) {
+    const int S = p.num_stages, F = kScheduleFeatures;
+    auto W = [&](Tensor t, int i) { return w[size_t(t)][size_t(i)]; };
+    std::vector<double> costs(size_t(b.num_states), 0.0);
+    for (int s = 0; s < S; s++) {
+        double head1[kHead1Channels];
+        for (int c = 0; c < kHead1Channels; c++) {
+            head1[c] = W(Tensor::Head1Bias, c);
+            for (int f = 0; f < kPipelineFeatures; f++) {
+                head1[c] += sigmoid(W(Tensor::Head1Filter, c + kHead1Channels * f)) *
+                            p.pipeline_features[size_t(s) * kPipelineFeatures + size_t(f)] /
+                            std::sqrt(double(kPipelineFeatures));
+            }
+        }
+        for (int n = 0; n < b.num_states; n++) {
+            const float *x = &b.schedule_features[(size_t(n) * S + size_t(s)) * F];
+            double head2[kHead2Channels];
+            for (int c = 0; c < kHead2Channels; c++) {
+                double v = W(Tensor::Head2Bias, c);
+                for (int f = 0; f < F; f++)
+                    v += W(Tensor::Head2Filter, c + kHead2Channels * f) * std::log1p(std::max(double(x[f]), 0.0)) /
+                         std::sqrt(double(F));
+                head2[c] = std::max(v, 0.0);
+            }
+            const auto in = featurize::cost_term_inputs<double>([&](int i) { return double(x[i]); },
+                                                                double(p.is_output[size_t(s)]), double(p.num_cores));
+            const auto terms = featurize::cost_terms(in);
+            const double speedup = featurize::parallel_speedup(in);
+            for (int o = 0; o < kTerms; o++) {
+                double v = W(Tensor::Bias1, o);
+                double sum = 0;
+                for (int c = 0; c < kHead1Channels; c++) sum += W(Tensor::Filter1, o + kTerms * c) * head1[c];
+                for (int c = 0; c < kHead2Channels; c++)
+                    sum += W(Tensor::Filter1, o + kTerms * (kHead1Channels + c)) * head2[c];
+                v += sum / std::sqrt(double(kEmbedding));
+                const double term =
+                    o < featurize::kNumParallelCostTerms ? terms[size_t(o)] / speedup : terms[size_t(o)];
+                costs[size_t(n)] += std::max(v, 0.0) * term;
+            }
+        }
+    }
+    return costs;
+}
+
+inline double reference_loss(const WeightsD &w, const PipelineInput &p, const TrainingBatch &b, LossKind kind) {
+    const std::vector<double> predicted = reference_forward(w, p, b.states);
+    return loss_for_batch(predicted, std::vector<double>(b.runtimes.begin(), b.runtimes.end()),
+                          std::vector<double>(b.sample_weights.begin(), b.sample_weights.end()), kind);
+}
+
+inline double log_uniform(gen::Rng &rng, double lo, double hi) {
+    return std::exp(std::log(lo) + rng.uniform01() * (std::log(hi) - std::log(lo)));
+}
+
+// A pipeline of `stages` stages with small operation counts; stage 0 is the output.
+inline PipelineInput synthetic_pipeline(gen::Rng &rng, int stages, int cores = 8) {
+    PipelineInput p;
+    p.num_stages = stages;
+    p.num_cores = cores;
+    p.pipeline_features.assign(size_t(stages) * kPipelineFeatures, 0.0f);
+    for (float &v : p.pipeline_features) {
+        if (rng.chance(0.05)) v = float(rng.uniform_int(1, 4));
+    }
+    p.is_output.assign(size_t(stages), 0.0f);
+    p.is_output[0] = 1;
+    return p;
+}
+
+// One state's features for a stage: plausible magnitudes, consistent enough for the terms.
+inline void synthetic_stage(gen::Rng &rng, float *x) {
+    using I = featurize::ScheduleFeatureIndex;
+    for (int f = 0; f < kScheduleFeatures; f++) x[f] = float(log_uniform(rng, 1, 1e4));
+    x[I::vector_size] = rng.chance(0.5) ? 8 : 1;
+    x[I::inner_parallelism] = float(rng.uniform_int(1, 32));
+    x[I::outer_parallelism] = float(rng.uniform_int(1, 4));
+    x[I::inlined_calls] = rng.chance(0.2) ? float(log_uniform(rng, 1, 1e4)) : 0;
+}
+
+inline StateBatch synthetic_states(gen::Rng &rng, int states, int stages, bool with_unscheduled = true) {
+    StateBatch b;
+    b.num_states = states;
+    b.schedule_features.assign(size_t(states) * stages * kScheduleFeatures, 0.0f);
+    for (int n = 0; n < states; n++) {
+        for (int s = 0; s < stages; s++) {
+            // The last stage of every other state is left unscheduled (all zeros), as in the search.
+            if (with_unscheduled && s == stages - 1 && n % 2) continue;
+            synthetic_stage(rng, &b.schedule_features[(size_t(n) * stages + s) * kScheduleFeatures]);
+        }
+    }
+    return b;
+}
+
+} // namespace schedforge::trainer::testing

@@ -1,0 +1,121 @@
+// train-cost-model as a user runs it, on a dataset file written with the datasets library, and
+// its weights used by the search (autoschedule --weights) and refused where they do not fit.
+#include "tests/datasets/fixtures.h"
+#include "tests/support/commands.h"
+#include "tests/trainer/reference_model.h"
+
+#include "datasets/writer.h"
+
+#include <gtest/gtest.h>
+
+namespace schedforge::trainer {
+namespace {
+
+using schedforge::testing::count_lines;
+using schedforge::testing::read_file;
+using schedforge::testing::run;
+using schedforge::testing::scratch;
+namespace fs = std::filesystem;
+
+std::string train_cli(const std::string &args) { return std::string(TRAIN_COST_MODEL) + " " + args; }
+
+// 12 pipelines x 6 ok schedules with runtimes from fixed coefficients, one failed sample.
+std::string write_dataset(const fs::path &dir) {
+    fs::create_directories(dir);
+    const std::string path = (dir / "train.h5").string();
+    auto writer = datasets::DatasetWriter::create(path, schedforge::testing::test_file_info());
+    gen::Rng rng(5);
+    testing::WeightsD exact{};
+    for (int t = 0; t < kNumTensors; t++) exact[size_t(t)].assign(size_t(tensor_shapes()[size_t(t)].size()), 0.0);
+    for (int o = 0; o < kTerms; o++) exact[size_t(Tensor::Bias1)][size_t(o)] = 0.1 + 0.03 * o;
+    for (uint64_t i = 0; i < 12; i++) {
+        const int stages = 3;
+        datasets::PipelineRecord p = schedforge::testing::test_pipeline(gen::mix64(i + 1), stages);
+        const PipelineInput input = testing::synthetic_pipeline(rng, stages);
+        p.features = input.pipeline_features;
+        const uint64_t row = writer->add_pipeline(p);
+        const StateBatch states = testing::synthetic_states(rng, 6, stages, false);
+        const std::vector<double> runtimes = testing::reference_forward(exact, input, states);
+        for (uint32_t n = 0; n < 6; n++) {
+            datasets::ScheduleRecord s = schedforge::testing::test_schedule(row, n, stages);
+            const auto *f = &states.schedule_features[size_t(n) * stages * kScheduleFeatures];
+            s.features.assign(f, f + stages * kScheduleFeatures);
+            s.runtime_min = runtimes[n] / kSecondsToModelUnits;
+            s.timings = {s.runtime_min, s.runtime_min * 1.01};
+            writer->add_schedule(s);
+        }
+        if (i == 0) writer->add_schedule(schedforge::testing::test_schedule(row, 6, stages, datasets::Status::Crash));
+    }
+    writer->close();
+    return path;
+}
+
+TEST(TrainCostModelCli, TrainsWritesReportsAndTheSearchUsesTheWeights) {
+    const fs::path dir = scratch("train_cli");
+    const std::string data = write_dataset(dir);
+    const std::string weights = (dir / "w.weights").string();
+    const auto r = run(train_cli("--data " + data + " --random-init 3 --weights-out " + weights +
+                                 " --epochs 5 --lr 0.01 --validation-fraction 0.25"));
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("12 pipelines, 72 ok schedules (1 schedules"), std::string::npos) << r.out;
+    const Weights w = Weights::load(weights);
+    EXPECT_NE(w.origin.find("train-cost-model, 5 epochs"), std::string::npos) << w.origin;
+    EXPECT_NE(w.origin.find("seed 3"), std::string::npos) << w.origin;
+    const fs::path report = weights + ".report";
+    EXPECT_EQ(count_lines(read_file(report / "metrics.csv")), 1 + 6); // header, epochs 0..5
+    EXPECT_GT(count_lines(read_file(report / "predictions.csv")), 1);
+    EXPECT_TRUE(fs::exists(report / "loss.png"));
+    EXPECT_TRUE(fs::exists(report / "predictions.png"));
+
+    // Continue from those weights; then schedule with them, and check the schedule's output.
+    const std::string again = (dir / "w2.weights").string();
+    const auto r2 = run(train_cli("--data " + data + " --weights-in " + weights + " --weights-out " + again +
+                                  " --epochs 1 --report " + (dir / "r2").string()));
+    ASSERT_EQ(r2.exit_code, 0) << r2.out << r2.err;
+    EXPECT_NE(Weights::load(again).origin.find("from: train-cost-model"), std::string::npos);
+    const auto s = run(schedforge::testing::autoschedule("--pipeline 3 --config " + schedforge::testing::kSmallConfig +
+                                                         " --beam 4 --passes 1 --check --weights " + again));
+    ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
+    EXPECT_NE(s.out.find("check: the output matches compute_root's"), std::string::npos) << s.out;
+}
+
+void expect_user_error(const schedforge::testing::Result &r, const std::string &needle) {
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+}
+
+TEST(TrainCostModelCli, BadInputsAreUserErrors) {
+    const fs::path dir = scratch("train_cli_errors");
+    const std::string data = write_dataset(dir);
+    const std::string out = (dir / "o.weights").string();
+    expect_user_error(run(train_cli("--data " + data + " --weights-out " + out)), "exactly one of");
+    expect_user_error(run(train_cli("--data " + (dir / "none.h5").string() + " --random-init 1 --weights-out " + out)),
+                      "none.h5");
+    expect_user_error(run(train_cli("--data " + data + " --random-init 1 --weights-out " + out + " --lr 0")), "--lr");
+    expect_user_error(run(train_cli("--data " + data + " --random-init 1 --weights-out " + out + " --loss l1")),
+                      "--loss");
+    expect_user_error(
+        run(train_cli("--data " + data + " --random-init 1 --weights-out " + (dir / "no" / "w").string())),
+        "does not exist");
+    EXPECT_FALSE(fs::exists(out));
+
+    // Weights trained on other features: refused by the trainer and by the search.
+    std::string bytes = Weights::random(1).serialize();
+    const std::string from = "schedule_features = 1 x 39", to = "schedule_features = 2 x 39";
+    std::string body = bytes.substr(0, bytes.size() - 8);
+    body.replace(body.find(from), from.size(), to);
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (char c : body) h = (h ^ uint8_t(c)) * 0x100000001b3ULL;
+    const std::string stale = (dir / "stale.weights").string();
+    std::ofstream(stale, std::ios::binary) << body << std::string(reinterpret_cast<const char *>(&h), 8);
+    expect_user_error(run(train_cli("--data " + data + " --weights-in " + stale + " --weights-out " + out)),
+                      "trained on schedule features 2 x 39, this build computes 1 x 39");
+    expect_user_error(run(schedforge::testing::autoschedule("--pipeline 3 --config " +
+                                                            schedforge::testing::kSmallConfig + " --weights " + stale)),
+                      "trained on schedule features 2 x 39");
+    EXPECT_FALSE(fs::exists(out));
+}
+
+} // namespace
+} // namespace schedforge::trainer

@@ -1,0 +1,76 @@
+// The cost model network's shape (source paper §4.2, Fig. 4), shared by the Halide generators
+// that define it, the weights file, and the C++ code that feeds it. No Halide here.
+//
+//   pipeline features [441] --(sigmoid-positive weights)--> head 1 embedding [8]
+//   log(1 + schedule features) [39] --> linear --> ReLU --> head 2 embedding [24]
+//   stacked [32] --> linear --> ReLU --> coefficients [27] of the hand-designed cost terms
+//   stage cost = sum_i coefficient_i * term_i (featurize/cost_terms.h); state cost = sum over stages
+//
+// Buffers are laid out innermost first, as Halide indexes them: a head's filter is (channel,
+// feature), schedule features are (state, feature, stage) so that a batch vectorizes over states.
+#pragma once
+
+#include "featurize/cost_terms.h"
+#include "featurize/pipeline_features.h"
+#include "featurize/schedule_features.h"
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+namespace schedforge::trainer {
+
+inline constexpr int kPipelineFeatures = featurize::PipelineFeatures::kNumFeatures;
+inline constexpr int kScheduleFeatures = featurize::kNumScheduleFeatures;
+inline constexpr int kHead1Channels = 8;
+inline constexpr int kHead2Channels = 24;
+inline constexpr int kEmbedding = kHead1Channels + kHead2Channels;
+inline constexpr int kTerms = featurize::kNumCostTerms;
+
+// The weight tensors, in file and argument order.
+enum class Tensor : int { Head1Filter, Head1Bias, Head2Filter, Head2Bias, Filter1, Bias1, Count };
+inline constexpr int kNumTensors = int(Tensor::Count);
+
+struct TensorShape {
+    const char *name;
+    int rank;
+    std::array<int, 2> dims; // innermost first; unused dims are 1
+    int64_t size() const { return int64_t(dims[0]) * dims[1]; }
+};
+
+inline const std::array<TensorShape, kNumTensors> &tensor_shapes() {
+    static const std::array<TensorShape, kNumTensors> shapes = {{
+        {"head1_filter", 2, {kHead1Channels, kPipelineFeatures}},
+        {"head1_bias", 1, {kHead1Channels, 1}},
+        {"head2_filter", 2, {kHead2Channels, kScheduleFeatures}},
+        {"head2_bias", 1, {kHead2Channels, 1}},
+        {"filter1", 2, {kTerms, kEmbedding}},
+        {"bias1", 1, {kTerms, 1}},
+    }};
+    return shapes;
+}
+
+// Every weighted sum is scaled by 1/sqrt(its fan-in), so that with weights uniform in [-0.5, 0.5]
+// (the paper's initialization) activations start near one whatever the layer's width, instead of
+// tens: large starting activations leave many ReLUs dead and training stalls.
+inline float fan_in_scale(int fan_in) { return 1.0f / std::sqrt(float(fan_in)); }
+
+// Adam's constants (Kingma and Ba 2015, the paper's "standard hyper-parameters").
+inline constexpr float kAdamBeta1 = 0.9f, kAdamBeta2 = 0.999f, kAdamEpsilon = 1e-8f;
+
+// Predictions are in nanoseconds: the terms count operations, bytes and lines, so coefficients
+// in ns per unit start near 1 and train in a comfortable range.
+inline constexpr double kSecondsToModelUnits = 1e9;
+
+// Loss kinds the training pipeline computes (its `loss_kind` input).
+enum class LossKind : int {
+    // The paper's §4.2: L2 on throughput relative to the batch's fastest schedule (predicted
+    // throughput relative to the prediction for that schedule, so the error does not vanish when
+    // every prediction is off by the same factor), plus kScaleWeight x log(predicted/measured)^2,
+    // which pins the absolute scale without outweighing the ranking.
+    Throughput = 0,
+    LogRatio = 1, // |log(predicted / measured)| x per-sample weights (Steiner et al. §6.2)
+};
+inline constexpr float kScaleWeight = 0.05f;
+
+} // namespace schedforge::trainer

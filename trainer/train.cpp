@@ -1,0 +1,126 @@
+#include "trainer/train.h"
+
+#include "generator/rng.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+namespace schedforge::trainer {
+
+namespace {
+
+StateBatch make_states(const TrainingPipeline &p, const std::vector<size_t> &schedules) {
+    StateBatch b;
+    b.num_states = int(schedules.size());
+    for (size_t i : schedules) {
+        b.schedule_features.insert(b.schedule_features.end(), p.schedule_features[i].begin(),
+                                   p.schedule_features[i].end());
+    }
+    return b;
+}
+
+std::vector<size_t> all_schedules(const TrainingPipeline &p) {
+    std::vector<size_t> v(p.runtimes.size());
+    std::iota(v.begin(), v.end(), size_t(0));
+    return v;
+}
+
+template<typename T>
+void shuffle(std::vector<T> &v, gen::Rng &rng) {
+    for (size_t i = v.size(); i > 1; i--) std::swap(v[i - 1], v[size_t(rng.uniform_int(0, int64_t(i) - 1))]);
+}
+
+Metrics evaluate(const Model &model, const TrainingData &data, LossKind kind) {
+    std::vector<std::vector<double>> weights;
+    for (const TrainingPipeline &p : data.pipelines) weights.push_back(loss_weights(p, all_schedules(p), kind));
+    return compute_metrics(predict_all(model, data), kind, weights);
+}
+
+} // namespace
+
+std::vector<double> loss_weights(const TrainingPipeline &pipeline, const std::vector<size_t> &schedules,
+                                 LossKind kind) {
+    if (kind == LossKind::Throughput) return std::vector<double>(schedules.size(), 1.0);
+    std::vector<double> runtimes, spread;
+    for (size_t i : schedules) runtimes.push_back(pipeline.runtimes[i]), spread.push_back(pipeline.timing_spread[i]);
+    return log_ratio_weights(runtimes, spread);
+}
+
+std::vector<PipelinePredictions> predict_all(const Model &model, const TrainingData &data) {
+    std::vector<PipelinePredictions> out;
+    for (const TrainingPipeline &p : data.pipelines) {
+        PipelinePredictions pp;
+        model.predict(p.input, make_states(p, all_schedules(p)), pp.predicted);
+        for (double r : p.runtimes) pp.measured.push_back(r * kSecondsToModelUnits);
+        out.push_back(std::move(pp));
+    }
+    return out;
+}
+
+TrainResult train(Model &model, const TrainingData &train_data, const TrainingData &validation,
+                  const TrainOptions &options) {
+    using Clock = std::chrono::steady_clock;
+    TrainResult result;
+    const bool has_validation = !validation.pipelines.empty();
+    auto report_epoch = [&](EpochReport &r) {
+        r.train = evaluate(model, train_data, options.loss);
+        if (has_validation) r.validation = evaluate(model, validation, options.loss);
+        const double score = has_validation ? r.validation.loss : r.train.loss;
+        const double best = result.epochs.empty()
+                                ? score
+                                : (has_validation ? result.epochs[size_t(result.best_epoch)].validation.loss
+                                                  : result.epochs[size_t(result.best_epoch)].train.loss);
+        if (result.epochs.empty() || score < best) {
+            result.best_epoch = r.epoch;
+            result.best_weights = model.weights();
+        }
+        result.epochs.push_back(r);
+        if (options.on_epoch) options.on_epoch(r);
+    };
+    EpochReport initial;
+    report_epoch(initial);
+
+    // Batches: each pipeline's schedules shuffled and cut into pieces of at most batch_size (no
+    // piece of one: a lone schedule has nothing to be compared with).
+    gen::Rng rng(gen::derive_seed(options.seed, 0x747261696eULL)); // "train"
+    for (int epoch = 1; epoch <= options.epochs; epoch++) {
+        std::vector<std::pair<size_t, std::vector<size_t>>> batches;
+        for (size_t pi = 0; pi < train_data.pipelines.size(); pi++) {
+            std::vector<size_t> order = all_schedules(train_data.pipelines[pi]);
+            shuffle(order, rng);
+            const size_t size = size_t(std::max(options.batch_size, 2));
+            const size_t pieces = (order.size() + size - 1) / size;
+            for (size_t k = 0; k < pieces; k++) {
+                // Even pieces: sizes differ by at most one, so none is a single schedule.
+                const size_t begin = order.size() * k / pieces, end = order.size() * (k + 1) / pieces;
+                batches.emplace_back(pi, std::vector<size_t>(order.begin() + long(begin), order.begin() + long(end)));
+            }
+        }
+        shuffle(batches, rng);
+        EpochReport r;
+        r.epoch = epoch;
+        const auto start = Clock::now();
+        for (size_t bi = 0; bi < batches.size(); bi++) {
+            const TrainingPipeline &p = train_data.pipelines[batches[bi].first];
+            const std::vector<size_t> &schedules = batches[bi].second;
+            TrainingBatch batch;
+            batch.states = make_states(p, schedules);
+            std::vector<double> runtimes;
+            for (size_t i : schedules) runtimes.push_back(p.runtimes[i] * kSecondsToModelUnits);
+            batch.runtimes.assign(runtimes.begin(), runtimes.end());
+            batch.reference = int(fastest(runtimes));
+            for (double w : loss_weights(p, schedules, options.loss)) batch.sample_weights.push_back(float(w));
+            model.train_step(p.input, batch, options.loss, options.learning_rate);
+            r.schedules_trained += schedules.size();
+            if (options.on_batch) options.on_batch(bi + 1, batches.size());
+        }
+        r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        result.train_seconds += r.seconds;
+        result.schedules_trained += r.schedules_trained;
+        report_epoch(r);
+    }
+    return result;
+}
+
+} // namespace schedforge::trainer

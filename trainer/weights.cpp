@@ -1,0 +1,178 @@
+#include "trainer/weights.h"
+
+#include "common/build_info.h"
+#include "common/errors.h"
+#include "common/wire.h"
+#include "datasets/schema.h"
+#include "generator/rng.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace schedforge::trainer {
+
+namespace {
+
+constexpr char kMagic[8] = {'S', 'F', 'W', 'E', 'I', 'G', 'H', 'T'};
+
+uint64_t fnv1a(const char *data, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ uint8_t(data[i])) * 0x100000001b3ULL;
+    return h;
+}
+
+std::string features_key(int version, int count) { return std::to_string(version) + " x " + std::to_string(count); }
+
+// Header values must stay on one line.
+std::string one_line(std::string s) {
+    for (char &c : s) {
+        if (c == '\n' || c == '\r') c = ' ';
+    }
+    return s;
+}
+
+std::map<std::string, std::string> parse_header(const std::string &text) {
+    std::map<std::string, std::string> kv;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        const size_t eq = line.find(" = ");
+        if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 3);
+    }
+    return kv;
+}
+
+} // namespace
+
+std::string network_signature() {
+    return "schedforge-cost-model head1=" + std::to_string(kHead1Channels) +
+           " head2=" + std::to_string(kHead2Channels) + " terms=" + std::to_string(kTerms) +
+           " pipeline=" + std::to_string(kPipelineFeatures) + " schedule=" + std::to_string(kScheduleFeatures);
+}
+
+Weights Weights::random(uint64_t seed) {
+    Weights w;
+    gen::Rng rng(gen::derive_seed(seed, 0x77656967687473ULL)); // "weights"
+    for (int t = 0; t < kNumTensors; t++) {
+        w.tensors[size_t(t)].resize(size_t(tensor_shapes()[size_t(t)].size()));
+        for (float &v : w.tensors[size_t(t)]) v = float(rng.uniform01() - 0.5);
+    }
+    w.origin = "random initialization, uniform in [-0.5, 0.5], seed " + std::to_string(seed);
+    return w;
+}
+
+std::string Weights::serialize() const {
+    common::ByteWriter out;
+    for (char c : kMagic) out.put(c);
+    out.put<uint32_t>(kWeightsFormatVersion);
+    std::ostringstream header;
+    header << "network = " << network_signature() << "\n"
+           << "pipeline_features = "
+           << features_key(featurize::PipelineFeatures::version(), featurize::PipelineFeatures::num_features()) << "\n"
+           << "schedule_features = "
+           << features_key(featurize::ScheduleFeatures::version(), featurize::ScheduleFeatures::num_features()) << "\n"
+           << "producer = " << common::producer() << "\n"
+           << "commit = " << common::producer_commit() << "\n"
+           << "created = " << datasets::utc_timestamp() << "\n"
+           << "origin = " << one_line(origin) << "\n";
+    out.put_string(header.str());
+    out.put<uint64_t>(kNumTensors);
+    for (int t = 0; t < kNumTensors; t++) {
+        const TensorShape &shape = tensor_shapes()[size_t(t)];
+        out.put_string(shape.name);
+        out.put<uint64_t>(uint64_t(shape.rank));
+        for (int d = 0; d < shape.rank; d++) out.put<uint64_t>(uint64_t(shape.dims[size_t(d)]));
+        out.put_vector(tensors[size_t(t)]);
+    }
+    std::string bytes = out.bytes();
+    const uint64_t sum = fnv1a(bytes.data(), bytes.size());
+    bytes.append(reinterpret_cast<const char *>(&sum), sizeof(sum));
+    return bytes;
+}
+
+Weights Weights::deserialize(const std::string &bytes, const std::string &path) {
+    auto fail = [&](const std::string &why) -> void { throw UserError("weights file " + path + ": " + why); };
+    if (bytes.size() < sizeof(kMagic) + sizeof(uint64_t) || bytes.compare(0, sizeof(kMagic), kMagic, sizeof(kMagic)))
+        fail("not a schedforge weights file");
+    uint64_t stored_sum = 0;
+    std::memcpy(&stored_sum, bytes.data() + bytes.size() - sizeof(stored_sum), sizeof(stored_sum));
+    const std::string body = bytes.substr(0, bytes.size() - sizeof(stored_sum));
+    common::ByteReader in(body);
+    for (size_t i = 0; i < sizeof(kMagic); i++) in.get<char>();
+    const uint32_t version = in.get<uint32_t>();
+    if (version != uint32_t(kWeightsFormatVersion)) {
+        fail("format version " + std::to_string(version) + ", this build reads version " +
+             std::to_string(kWeightsFormatVersion));
+    }
+    if (fnv1a(body.data(), body.size()) != stored_sum) fail("checksum mismatch (the file is truncated or corrupt)");
+    const std::map<std::string, std::string> header = parse_header(in.get_string());
+    auto value = [&](const std::string &key) {
+        const auto it = header.find(key);
+        if (it == header.end()) fail("header has no '" + key + "'");
+        return it->second;
+    };
+    if (value("network") != network_signature())
+        fail("network '" + value("network") + "', this build's is '" + network_signature() + "'");
+    const std::string pf = features_key(featurize::PipelineFeatures::version(), kPipelineFeatures);
+    const std::string sf = features_key(featurize::ScheduleFeatures::version(), kScheduleFeatures);
+    if (value("pipeline_features") != pf) {
+        fail("trained on pipeline features " + value("pipeline_features") + ", this build computes " + pf +
+             " (retrain with train-cost-model)");
+    }
+    if (value("schedule_features") != sf) {
+        fail("trained on schedule features " + value("schedule_features") + ", this build computes " + sf +
+             " (retrain with train-cost-model)");
+    }
+    Weights w;
+    w.producer = value("producer");
+    w.commit = value("commit");
+    w.created = value("created");
+    w.origin = value("origin");
+    if (in.get<uint64_t>() != uint64_t(kNumTensors)) fail("wrong number of tensors");
+    for (int t = 0; t < kNumTensors; t++) {
+        const TensorShape &shape = tensor_shapes()[size_t(t)];
+        const std::string name = in.get_string();
+        if (name != shape.name)
+            fail("tensor " + std::to_string(t) + " is '" + name + "', expected '" + shape.name + "'");
+        const uint64_t rank = in.get<uint64_t>();
+        bool same = in.ok() && rank == uint64_t(shape.rank);
+        for (uint64_t d = 0; same && d < rank; d++) same = in.get<uint64_t>() == uint64_t(shape.dims[size_t(d)]);
+        if (!same) fail("tensor '" + name + "' has another shape");
+        w.tensors[size_t(t)] = in.get_vector<float>();
+        if (int64_t(w.tensors[size_t(t)].size()) != shape.size()) fail("tensor '" + name + "' has the wrong size");
+    }
+    if (!in.ok() || !in.at_end()) fail("malformed");
+    return w;
+}
+
+Weights Weights::load(const std::string &path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw UserError("cannot read weights file " + path);
+    std::ostringstream bytes;
+    bytes << f.rdbuf();
+    return deserialize(bytes.str(), path);
+}
+
+void Weights::save(const std::string &path) const {
+    const std::string partial = path + ".partial";
+    const std::string bytes = serialize();
+    {
+        std::ofstream f(partial, std::ios::binary | std::ios::trunc);
+        if (!f) throw UserError("cannot write weights file " + path);
+        f.write(bytes.data(), std::streamsize(bytes.size()));
+        f.flush();
+        if (!f) {
+            std::remove(partial.c_str());
+            throw std::runtime_error("writing " + partial + " failed");
+        }
+    }
+    if (std::rename(partial.c_str(), path.c_str()) != 0) {
+        std::remove(partial.c_str());
+        throw std::runtime_error("renaming " + partial + " to " + path + " failed");
+    }
+}
+
+} // namespace schedforge::trainer

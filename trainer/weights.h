@@ -1,0 +1,53 @@
+// The cost model's weights and their file format (version 1).
+//
+// A weights file is binary, little-endian:
+//   "SFWEIGHT"                      8-byte magic
+//   uint32 format version           1
+//   string header                   "key = value" lines (below)
+//   uint64 tensor count, then per tensor: string name, uint64 rank, uint64 dims[rank] (innermost
+//                                   first), float32 values
+//   uint64 checksum                 FNV-1a 64 of every byte before it
+// where a string is a uint64 byte count and its bytes. Header keys: `network` (the architecture's
+// signature: a file for another shape is refused), `pipeline_features` and `schedule_features`
+// ("VERSION x COUNT": the features the weights were trained on must be the ones this build
+// computes), `producer`, `commit`, `created`, and `origin` (how the weights came to be: the seed
+// of a random initialization, or the training command and its datasets).
+//
+// Loading checks all of it and refuses a bad file with a UserError naming the file and the
+// problem; saving writes FILE.partial and renames it, so a failed save leaves no half file.
+#pragma once
+
+#include "trainer/network_shape.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace schedforge::trainer {
+
+inline constexpr int kWeightsFormatVersion = 1;
+
+// "schedforge-cost-model head1=8 head2=24 terms=27 pipeline=441 schedule=39"
+std::string network_signature();
+
+struct Weights {
+    std::array<std::vector<float>, kNumTensors> tensors; // tensor_shapes()[i].size() values each
+    std::string origin;                                  // recorded in the file's header
+    // Filled in by load(); save() writes the current build's.
+    std::string producer, commit, created;
+
+    std::vector<float> &operator[](Tensor t) { return tensors[size_t(t)]; }
+    const std::vector<float> &operator[](Tensor t) const { return tensors[size_t(t)]; }
+
+    // Uniform in [-0.5, 0.5] from `seed` (the source paper's §5 starting point), the same on
+    // every machine (SplitMix64 draws, no std:: distributions).
+    static Weights random(uint64_t seed);
+    static Weights load(const std::string &path);
+    void save(const std::string &path) const;
+    // The file's bytes (what save() writes).
+    std::string serialize() const;
+    static Weights deserialize(const std::string &bytes, const std::string &path_for_messages);
+};
+
+} // namespace schedforge::trainer
