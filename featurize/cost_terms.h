@@ -105,8 +105,7 @@ CostTermInputs<T> cost_term_inputs(Feature feature, T is_output, T num_cores) {
 }
 
 inline CostTermInputs<double> cost_term_inputs(const ScheduleFeatures &f, bool is_output, int num_cores) {
-    const std::array<double, kNumScheduleFeatures> v = f.values();
-    return cost_term_inputs<double>([&](int i) { return v[size_t(i)]; }, is_output ? 1.0 : 0.0, double(num_cores));
+    return cost_term_inputs<double>([&](int i) { return f[i]; }, is_output ? 1.0 : 0.0, double(num_cores));
 }
 
 // Terms 0-14 (compute and loads) count the stage's total work; both models divide them by the

@@ -22,6 +22,14 @@ const std::vector<std::string> &ScheduleFeatures::descriptions() {
     return d;
 }
 
+const std::array<double ScheduleFeatures::*, kNumScheduleFeatures> &ScheduleFeatures::members() {
+#define SCHEDFORGE_MEMBER(name, doc) &ScheduleFeatures::name,
+    static const std::array<double ScheduleFeatures::*, kNumScheduleFeatures> m = {
+        SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_MEMBER)};
+#undef SCHEDFORGE_MEMBER
+    return m;
+}
+
 std::array<double, kNumScheduleFeatures> ScheduleFeatures::values() const {
 #define SCHEDFORGE_VALUE(name, doc) name,
     return {SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_VALUE)};

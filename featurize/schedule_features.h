@@ -92,6 +92,11 @@ struct ScheduleFeatures {
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();
     std::array<double, kNumScheduleFeatures> values() const;
+    // One feature by ScheduleFeatureIndex, without copying the others (the cost models' hot path).
+    double operator[](int index) const { return this->*members()[size_t(index)]; }
+
+private:
+    static const std::array<double ScheduleFeatures::*, kNumScheduleFeatures> &members();
 };
 
 // Per stage of a FunctionDAG, in node order then stage order.

@@ -63,15 +63,13 @@ TrainResult train(Model &model, const TrainingData &train_data, const TrainingDa
     using Clock = std::chrono::steady_clock;
     TrainResult result;
     const bool has_validation = !validation.pipelines.empty();
+    double best_loss = 0;
     auto report_epoch = [&](EpochReport &r) {
         r.train = evaluate(model, train_data, options.loss);
         if (has_validation) r.validation = evaluate(model, validation, options.loss);
-        const double score = has_validation ? r.validation.loss : r.train.loss;
-        const double best = result.epochs.empty()
-                                ? score
-                                : (has_validation ? result.epochs[size_t(result.best_epoch)].validation.loss
-                                                  : result.epochs[size_t(result.best_epoch)].train.loss);
-        if (result.epochs.empty() || score < best) {
+        const double loss = has_validation ? r.validation.loss : r.train.loss;
+        if (result.epochs.empty() || loss < best_loss) {
+            best_loss = loss;
             result.best_epoch = r.epoch;
             result.best_weights = model.weights();
         }

@@ -240,27 +240,6 @@ TEST(Metrics, OutputStagesFromNames) {
 
 std::string temp_path(const std::string &name) { return ::testing::TempDir() + "/" + name; }
 
-uint64_t fnv1a(const std::string &s) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (char c : s) h = (h ^ uint8_t(c)) * 0x100000001b3ULL;
-    return h;
-}
-
-// The file with `from` replaced by `to` in its header, checksum recomputed as the format says.
-std::string edited(const std::string &bytes, const std::string &from, const std::string &to) {
-    std::string body = bytes.substr(0, bytes.size() - 8);
-    const size_t at = body.find(from);
-    EXPECT_NE(at, std::string::npos);
-    const size_t length_at = 12; // magic (8) + version (4), then the header's uint64 length
-    uint64_t length = 0;
-    std::memcpy(&length, body.data() + length_at, 8);
-    length += to.size() - from.size();
-    std::memcpy(&body[length_at], &length, 8);
-    body.replace(at, from.size(), to);
-    const uint64_t sum = fnv1a(body);
-    return body + std::string(reinterpret_cast<const char *>(&sum), 8);
-}
-
 TEST(Weights, RandomInitIsDeterministicAndInRange) {
     const Weights a = Weights::random(7), b = Weights::random(7), c = Weights::random(8);
     EXPECT_EQ(a.tensors, b.tensors);
@@ -304,10 +283,11 @@ TEST(Weights, RoundTripAndRefusals) {
     refused(flipped, "checksum");
     refused(bytes.substr(0, bytes.size() - 100), "checksum");
     refused("hello", "not a schedforge weights file");
-    refused(edited(bytes, "schedule_features = 1 x 39", "schedule_features = 2 x 39"),
+    refused(edited_weights(bytes, "schedule_features = 1 x 39", "schedule_features = 2 x 39"),
             "trained on schedule features 2 x 39, this build computes 1 x 39");
-    refused(edited(bytes, "pipeline_features = 1 x 441", "pipeline_features = 1 x 440"), "pipeline features 1 x 440");
-    refused(edited(bytes, "head1=8", "head1=16"), "network");
+    refused(edited_weights(bytes, "pipeline_features = 1 x 441", "pipeline_features = 1 x 440"),
+            "pipeline features 1 x 440");
+    refused(edited_weights(bytes, "head1=8", "head1=16"), "network");
     EXPECT_THROW(Weights::load(temp_path("missing.weights")), UserError);
     std::remove(path.c_str());
 }

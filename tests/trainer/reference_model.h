@@ -8,6 +8,9 @@
 #include "trainer/model.h"
 
 #include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace schedforge::trainer::testing {
@@ -114,6 +117,29 @@ inline StateBatch synthetic_states(gen::Rng &rng, int states, int stages, bool w
         }
     }
     return b;
+}
+
+// Weights files edited behind the format's back (tests of refusals): the format's checksum,
+// written out from its spec, independently of trainer/weights.cpp.
+inline uint64_t fnv1a(const std::string &s) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (char c : s) h = (h ^ uint8_t(c)) * 0x100000001b3ULL;
+    return h;
+}
+
+// The file with `from` replaced by `to` in its header, checksum recomputed as the format says.
+inline std::string edited_weights(const std::string &bytes, const std::string &from, const std::string &to) {
+    std::string body = bytes.substr(0, bytes.size() - 8);
+    const size_t at = body.find(from);
+    if (at == std::string::npos) throw std::invalid_argument("edited_weights: '" + from + "' not in the file");
+    const size_t length_at = 12; // magic (8) + version (4), then the header's uint64 length
+    uint64_t length = 0;
+    std::memcpy(&length, body.data() + length_at, 8);
+    length += to.size() - from.size();
+    std::memcpy(&body[length_at], &length, 8);
+    body.replace(at, from.size(), to);
+    const uint64_t sum = fnv1a(body);
+    return body + std::string(reinterpret_cast<const char *>(&sum), 8);
 }
 
 } // namespace schedforge::trainer::testing

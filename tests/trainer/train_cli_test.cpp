@@ -101,14 +101,9 @@ TEST(TrainCostModelCli, BadInputsAreUserErrors) {
     EXPECT_FALSE(fs::exists(out));
 
     // Weights trained on other features: refused by the trainer and by the search.
-    std::string bytes = Weights::random(1).serialize();
-    const std::string from = "schedule_features = 1 x 39", to = "schedule_features = 2 x 39";
-    std::string body = bytes.substr(0, bytes.size() - 8);
-    body.replace(body.find(from), from.size(), to);
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (char c : body) h = (h ^ uint8_t(c)) * 0x100000001b3ULL;
     const std::string stale = (dir / "stale.weights").string();
-    std::ofstream(stale, std::ios::binary) << body << std::string(reinterpret_cast<const char *>(&h), 8);
+    std::ofstream(stale, std::ios::binary) << testing::edited_weights(
+        Weights::random(1).serialize(), "schedule_features = 1 x 39", "schedule_features = 2 x 39");
     expect_user_error(run(train_cli("--data " + data + " --weights-in " + stale + " --weights-out " + out)),
                       "trained on schedule features 2 x 39, this build computes 1 x 39");
     expect_user_error(run(schedforge::testing::autoschedule("--pipeline 3 --config " +
