@@ -11,6 +11,7 @@
 // inference and lowering, no LLVM), with every Func at root for the DAG, and with the same
 // LoopNest applied for the features (what the lowering oracle would have to do instead).
 #include "apps/app.h"
+#include "common/stopwatch.h"
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
 #include "featurize/random_loop_nest.h"
@@ -35,7 +36,7 @@ using Clock = std::chrono::steady_clock;
 namespace sa = schedforge::apps;
 namespace sf = schedforge::featurize;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+using schedforge::seconds_since;
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());

@@ -6,6 +6,7 @@
 // Machines here are shared and noisy, so each figure is also printed as a ratio against a
 // baseline measured in the same process: the median JIT compile time of a hand-written 3x3 box
 // blur (a fixed, tiny Halide pipeline).
+#include "common/stopwatch.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
@@ -22,7 +23,7 @@ namespace {
 namespace sg = schedforge::gen;
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+using schedforge::seconds_since;
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());

@@ -6,6 +6,7 @@
 // Each job is a small 2-D blur. The runner's wall time per job is compared with an in-process
 // baseline that JIT-compiles and times the same pipeline with the same protocol. The baseline
 // runs after the runner: a process that has run JIT code must not fork workers.
+#include "common/stopwatch.h"
 #include "sampler/benchmark_runner.h"
 #include "tools/cli.h"
 
@@ -30,7 +31,7 @@ ss::PreparedJob blur() {
     return ss::PreparedJob{Pipeline(by), Buffer<uint16_t>(256, 256)};
 }
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+using schedforge::seconds_since;
 
 } // namespace
 

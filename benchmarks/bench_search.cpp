@@ -12,6 +12,7 @@
 // memo (every child featurized from scratch; same schedule) and the memo's speedup, with the
 // share of stage features the memo kept.
 #include "apps/app.h"
+#include "common/stopwatch.h"
 #include "featurize/function_dag.h"
 #include "sampler/beam_search.h"
 #include "sampler/benchmark_runner.h"
@@ -39,7 +40,7 @@ namespace sa = schedforge::apps;
 namespace sf = schedforge::featurize;
 namespace ss = schedforge::sampler;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+using schedforge::seconds_since;
 
 } // namespace
 

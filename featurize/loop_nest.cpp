@@ -117,9 +117,17 @@ bool unrolls(const FunctionDAG &dag, const LoopNest &nest, StageRef s) {
     return nest.funcs[size_t(s.node)].stages[size_t(s.stage)].unroll && (s.stage > 0 || !guards_tails(dag, nest, s));
 }
 
+bool converts_float_to_integer(const FunctionDAG &dag, int node) {
+    const Node &n = dag.nodes[size_t(node)];
+    if (n.is_input || n.func.values().size() != 1) return false;
+    const Halide::Internal::Cast *cast = n.func.values()[0].as<Halide::Internal::Cast>();
+    return cast && cast->value.type().is_float() && (cast->type.is_int() || cast->type.is_uint());
+}
+
 bool can_inline(const FunctionDAG &dag, int node) {
     const Node &n = dag.nodes[size_t(node)];
-    return !n.is_input && !n.is_output && n.stages.size() == 1 && n.stages[0].self_calls.empty() && n.types.size() == 1;
+    return !n.is_input && !n.is_output && n.stages.size() == 1 && n.stages[0].self_calls.empty() &&
+           n.types.size() == 1 && !converts_float_to_integer(dag, node);
 }
 
 bool is_input_wrapper(const FunctionDAG &dag, int node) {

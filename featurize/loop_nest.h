@@ -96,6 +96,11 @@ public:
 // (through inlined Funcs) must lie within the site. Sites are listed outermost first, root first.
 std::vector<Site> legal_compute_sites(const FunctionDAG &dag, const LoopNest &nest, int node);
 bool can_inline(const FunctionDAG &dag, int node);
+// A Func whose value is a float-to-integer cast (`f(x) = cast<int8>(clamp(v, -128, 127))`).
+// Never inlined: Halide 14's simplifier folds an integer cast of it that does not widen
+// (`cast<uint8>(f(x))`) into a direct float-to-uint8 cast, dropping the int8 step, which computes
+// wrong values for negative inputs (README, "Known upstream issues").
+bool converts_float_to_integer(const FunctionDAG &dag, int node);
 // The Func of an ImageParam itself ("in0_im": its definition is the call to the buffer). Halide 14
 // corrupts the heap when such a Func is computed at root under nested GuardWithIf splits, so the
 // search only ever inlines it (as Halide's own autoschedulers do).

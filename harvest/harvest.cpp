@@ -2,6 +2,7 @@
 
 #include "common/build_info.h"
 #include "common/errors.h"
+#include "common/stopwatch.h"
 #include "common/wire.h"
 #include "datasets/reader.h"
 #include "datasets/writer.h"
@@ -35,8 +36,6 @@ namespace ss = sampler;
 
 using Clock = std::chrono::steady_clock;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 template<size_t N>
 void append_floats(std::vector<float> &out, const std::array<double, N> &values) {

@@ -1,5 +1,6 @@
 #include "sampler/beam_search.h"
 
+#include "common/stopwatch.h"
 #include "generator/rng.h"
 #include "sampler/successors.h"
 
@@ -22,7 +23,6 @@ namespace sf = schedforge::featurize;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 struct State {
     sf::LoopNest nest;

@@ -2,14 +2,15 @@
 // schedule with the isolated runner, and prints runtimes and speedups against a baseline.
 //
 //   compare-schedulers --out DIR [--apps all|a,b] [--pipelines N] [--config FILE] [--seed S]
-//                      [--schedulers manual,root,Mullapudi2016,Li2018,Adams2019,SchedForge]
-//                      [--baseline Adams2019] [--search-config SEARCH.yaml]
+//                      [--schedulers manual,root,Mullapudi2016,Li2018,Adams2019,SchedForge,SchedForgeLearned]
+//                      [--baseline Adams2019] [--search-config SEARCH.yaml] [--weights W]
 //                      [--target host] [--threads T] [--compile-timeout 600] [--run-timeout 60]
 //
 // Schedulers: manual (apps only: the app's hand-written schedule), root (every stage
 // compute_root), inline (Halide's default schedule), Halide's autoscheduler plugins
 // Mullapudi2016, Li2018 and Adams2019 (machine parameters from this machine's fingerprint), and
-// SchedForge, our search (--search-config, cores from the same machine parameters). Every
+// SchedForge, our search (--search-config, cores from the same machine parameters), and
+// SchedForgeLearned, the same search with the learned cost model's --weights. Every
 // schedule's output is checked against the compute_root schedule's; a failed entry shows its
 // status in the table and its reason in the CSV. DIR receives comparison.csv, comparison.png
 // (gnuplot), fingerprint.txt and workers.log (what the workers printed, e.g. autoscheduler logs).
@@ -18,6 +19,7 @@
 #include "generator/config.h"
 #include "generator/synthesize.h"
 #include "sampler/benchmark_runner.h"
+#include "sampler/cost_model.h"
 #include "sampler/fingerprint.h"
 #include "sampler/halide_autoschedulers.h"
 #include "sampler/schedule_pipeline.h"
@@ -94,7 +96,7 @@ int main(int argc, char **argv) {
     std::string config_path, out_dir, schedulers_text = "root,Mullapudi2016,Li2018,Adams2019", baseline = "Adams2019";
     uint64_t seed = 0;
     int64_t pipelines = 4;
-    std::string apps_text, search_config;
+    std::string apps_text, search_config, weights;
     ss::RunnerOptions runner;
     app.add_option("--out", out_dir, "Output folder (created if missing)")->required();
     app.add_option("--config", config_path, "Generator config YAML (default: built-in defaults)");
@@ -102,8 +104,10 @@ int main(int argc, char **argv) {
     app.add_option("--pipelines", pipelines, "Random pipelines to compare")->check(CLI::NonNegativeNumber);
     app.add_option("--apps", apps_text, "Apps to compare: all, or a comma-separated list");
     app.add_option("--schedulers", schedulers_text,
-                   "Comma-separated: manual, root, inline, Mullapudi2016, Li2018, Adams2019, SchedForge");
+                   "Comma-separated: manual, root, inline, Mullapudi2016, Li2018, Adams2019, SchedForge, "
+                   "SchedForgeLearned");
     app.add_option("--search-config", search_config, "Search config for SchedForge (YAML)")->check(CLI::ExistingFile);
+    app.add_option("--weights", weights, "Learned cost model weights for SchedForgeLearned");
     app.add_option("--baseline", baseline, "Scheduler the speedups are relative to");
     app.add_option("--target", runner.target, "Halide target for compiling and timing");
     app.add_option("--threads", runner.timing.threads, "Halide runtime threads (0: all cores)")
@@ -121,11 +125,17 @@ int main(int argc, char **argv) {
         const std::vector<std::string> schedulers = split_list(schedulers_text);
         if (schedulers.empty()) throw UserError("--schedulers lists no scheduler");
         for (const std::string &s : schedulers) {
-            if (s != "root" && s != "inline" && s != "manual" && s != "SchedForge" &&
+            if (s != "root" && s != "inline" && s != "manual" && s != "SchedForge" && s != "SchedForgeLearned" &&
                 ss::halide_autoscheduler_plugin(s).empty()) {
                 throw UserError("unknown scheduler '" + s +
-                                "' (choose from manual, root, inline, Mullapudi2016, Li2018, Adams2019, SchedForge)");
+                                "' (choose from manual, root, inline, Mullapudi2016, Li2018, Adams2019, SchedForge, "
+                                "SchedForgeLearned)");
             }
+        }
+        const bool learned = std::find(schedulers.begin(), schedulers.end(), "SchedForgeLearned") != schedulers.end();
+        if (learned == weights.empty()) {
+            throw UserError(learned ? "SchedForgeLearned needs --weights"
+                                    : "--weights is for SchedForgeLearned, which --schedulers does not list");
         }
         if (std::find(schedulers.begin(), schedulers.end(), baseline) == schedulers.end()) {
             throw UserError("--baseline '" + baseline + "' is not one of --schedulers");
@@ -146,15 +156,22 @@ int main(int argc, char **argv) {
         const Halide::MachineParams machine = ss::machine_params_for(fp);
         ss::SearchOptions search = search_config.empty() ? ss::SearchOptions() : ss::load_search_options(search_config);
         search.cores = machine.parallelism;
+        ss::SearchOptions learned_search = search;
+        learned_search.weights = weights;
+        // A bad weights file is a user error now, not a failure of every learned job.
+        if (learned) ss::make_cost_model(weights, search.coefficients);
         std::string fp_text;
         for (const auto &[k, v] : fp.fields()) fp_text += k + " = " + v + "\n";
         fp_text += "machine_params = " + machine.to_string() + "\n";
         schedforge::tools::write_file_atomic(out_dir + "/fingerprint.txt", fp_text);
 
         // A named autoscheduler, ours or one of Halide's, applied to a pipeline.
-        auto autoschedule = [target, machine, search](const std::string &scheduler, Halide::Pipeline &pipeline) {
+        auto autoschedule = [target, machine, search, learned_search](const std::string &scheduler,
+                                                                      Halide::Pipeline &pipeline) {
             if (scheduler == "SchedForge")
                 ss::schedule_pipeline(pipeline, target, search);
+            else if (scheduler == "SchedForgeLearned")
+                ss::schedule_pipeline(pipeline, target, learned_search);
             else
                 ss::run_halide_autoscheduler(scheduler, pipeline, target, machine);
         };

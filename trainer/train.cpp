@@ -65,7 +65,6 @@ TrainResult train(Model &model, const TrainingData &train_data, const TrainingDa
     const bool has_validation = !validation.pipelines.empty();
     double best_loss = 0;
     auto report_epoch = [&](EpochReport &r) {
-        r.train = evaluate(model, train_data, options.loss);
         if (has_validation) r.validation = evaluate(model, validation, options.loss);
         const double loss = has_validation ? r.validation.loss : r.train.loss;
         if (result.epochs.empty() || loss < best_loss) {
@@ -77,7 +76,21 @@ TrainResult train(Model &model, const TrainingData &train_data, const TrainingDa
         if (options.on_epoch) options.on_epoch(r);
     };
     EpochReport initial;
+    initial.train = evaluate(model, train_data, options.loss);
     report_epoch(initial);
+
+    // After epoch 0, the training metrics come from each step's own forward pass (the predictions
+    // just before that step's update), as trainers usually report them: a second forward pass
+    // over the training set would cost about a third of the epoch again.
+    std::vector<PipelinePredictions> seen(train_data.pipelines.size());
+    std::vector<std::vector<double>> seen_weights(train_data.pipelines.size());
+    for (size_t pi = 0; pi < train_data.pipelines.size(); pi++) {
+        const TrainingPipeline &p = train_data.pipelines[pi];
+        seen_weights[pi] = loss_weights(p, all_schedules(p), options.loss);
+        for (double t : p.runtimes) seen[pi].measured.push_back(t * kSecondsToModelUnits);
+        seen[pi].predicted.assign(p.runtimes.size(), 0.0);
+    }
+    std::vector<float> predictions;
 
     // Batches: each pipeline's schedules shuffled and cut into pieces of at most batch_size (no
     // piece of one: a lone schedule has nothing to be compared with).
@@ -109,13 +122,16 @@ TrainResult train(Model &model, const TrainingData &train_data, const TrainingDa
             batch.runtimes.assign(runtimes.begin(), runtimes.end());
             batch.reference = int(fastest(runtimes));
             for (double w : loss_weights(p, schedules, options.loss)) batch.sample_weights.push_back(float(w));
-            model.train_step(p.input, batch, options.loss, options.learning_rate);
+            model.train_step(p.input, batch, options.loss, options.learning_rate, &predictions);
+            for (size_t k = 0; k < schedules.size(); k++)
+                seen[batches[bi].first].predicted[schedules[k]] = predictions[k];
             r.schedules_trained += schedules.size();
             if (options.on_batch) options.on_batch(bi + 1, batches.size());
         }
         r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
         result.train_seconds += r.seconds;
         result.schedules_trained += r.schedules_trained;
+        r.train = compute_metrics(seen, options.loss, seen_weights);
         report_epoch(r);
     }
     return result;

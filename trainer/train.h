@@ -1,8 +1,8 @@
 // The training loop (train-cost-model's engine): the source paper's §4.2 and §5. Each step is
 // one batch of up to batch_size schedules of one pipeline, through the Halide training pipeline
 // (forward, backward, Adam). Pipelines and schedules are shuffled per epoch from the seed, so a
-// run is reproducible. After every epoch the model predicts every training and validation
-// schedule and the metrics are computed (epoch 0: before any step).
+// run is reproducible. After every epoch the model predicts every validation schedule and the
+// metrics are computed (epoch 0: before any step).
 #pragma once
 
 #include "trainer/metrics.h"
@@ -19,6 +19,8 @@ struct EpochReport {
     int epoch = 0;
     double seconds = 0;           // training steps only (not the evaluation)
     size_t schedules_trained = 0; // states through the training pipeline this epoch
+    // train: of the predictions each step made before its update (epoch 0: of the initial
+    // weights); validation: of the weights at the end of the epoch.
     Metrics train, validation;
 };
 

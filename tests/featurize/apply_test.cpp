@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace schedforge::featurize {
 namespace {
 
@@ -102,6 +104,66 @@ TEST_P(AppLoopNests, MatchNaiveReference) {
 
 INSTANTIATE_TEST_SUITE_P(Apps, AppLoopNests, ::testing::ValuesIn(apps::app_names()),
                          [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
+
+// Halide 14's simplifier folds cast<uint8>(cast<int8>(float)) into cast<uint8>(float), wrong for
+// negative values; inlining a Func that converts a float to an integer into a consumer that casts
+// it again exposes that. The search never inlines such a Func (converts_float_to_integer).
+TEST(FloatToIntegerCasts, AreNeverInlined) {
+    // A fresh pipeline per schedule: a Pipeline keeps the code it compiled first. (Halide makes
+    // the Funcs' names unique: "quantized$2".)
+    struct Quantizer {
+        Halide::Func wave{"wave"}, quantized{"quantized"}, out{"out"};
+        Halide::Pipeline pipeline;
+        Quantizer() {
+            Halide::Var x("x"), y("y");
+            wave(x, y) = Halide::sin(Halide::cast<float>(x + 3 * y) * 0.1f) * 200.0f; // both signs
+            quantized(x, y) = Halide::cast<int8_t>(Halide::clamp(Halide::round(wave(x, y)), -128.0f, 127.0f));
+            out(x, y) = Halide::cast<uint8_t>(quantized(x, y));
+            out.set_estimates({{0, 64}, {0, 32}});
+            pipeline = Halide::Pipeline(out);
+        }
+        Halide::Buffer<uint8_t> realize() {
+            Halide::Buffer<uint8_t> b(64, 32);
+            pipeline.realize(b, strict_target());
+            return b;
+        }
+    };
+    Quantizer root;
+    root.wave.compute_root();
+    root.quantized.compute_root();
+    const Halide::Buffer<uint8_t> expected = root.realize();
+    // Computed at root, the int8 step is kept: negative values wrap to 128..255, not 0.
+    int negative = 0;
+    for (int j = 0; j < 32; j++) {
+        for (int i = 0; i < 64; i++) {
+            if (std::sin(float(i + 3 * j) * 0.1f) * 200.0f > -2.0f) continue;
+            negative++;
+            EXPECT_GE(expected(i, j), 128) << "at (" << i << ", " << j << ")";
+        }
+    }
+    EXPECT_GT(negative, 500);
+    Quantizer inlined;
+    inlined.wave.compute_root();
+    EXPECT_NE(sampler::compare_buffers(expected, inlined.realize()), "")
+        << "Halide no longer drops the int8 step of an inlined cast: converts_float_to_integer can go";
+
+    for (uint64_t seed = 0; seed < 6; seed++) {
+        Quantizer searched;
+        const FunctionDAG dag = FunctionDAG::build(searched.pipeline);
+        const int q = dag.node_index(searched.quantized.name());
+        ASSERT_GE(q, 0);
+        EXPECT_TRUE(converts_float_to_integer(dag, q));
+        EXPECT_FALSE(can_inline(dag, q));
+        EXPECT_FALSE(converts_float_to_integer(dag, dag.node_index(searched.wave.name())));
+        RandomLoopNestOptions options;
+        options.inline_probability = 1; // inline whatever may be inlined
+        const LoopNest nest = random_loop_nest(dag, strict_target(), seed, options);
+        ASSERT_EQ(nest.validate(dag), "");
+        EXPECT_FALSE(nest.inlined(q)) << schedule_source(dag, nest);
+        apply(dag, nest);
+        EXPECT_EQ(sampler::compare_buffers(expected, searched.realize()), "") << schedule_source(dag, nest);
+    }
+}
 
 } // namespace
 } // namespace schedforge::featurize

@@ -64,4 +64,11 @@ inline std::string write_config(const fs::path &dir, const std::string &text) {
 
 inline int count_lines(const std::string &s) { return int(std::count(s.begin(), s.end(), '\n')); }
 
+// A user error as every CLI reports it: exit 2 and one line on stderr that contains `needle`.
+inline void expect_user_error(const Result &r, const std::string &needle) {
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+}
+
 } // namespace schedforge::testing

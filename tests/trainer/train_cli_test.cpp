@@ -12,6 +12,7 @@ namespace schedforge::trainer {
 namespace {
 
 using schedforge::testing::count_lines;
+using schedforge::testing::expect_user_error;
 using schedforge::testing::read_file;
 using schedforge::testing::run;
 using schedforge::testing::scratch;
@@ -77,12 +78,6 @@ TEST(TrainCostModelCli, TrainsWritesReportsAndTheSearchUsesTheWeights) {
                                                          " --beam 4 --passes 1 --check --weights " + again));
     ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
     EXPECT_NE(s.out.find("check: the output matches compute_root's"), std::string::npos) << s.out;
-}
-
-void expect_user_error(const schedforge::testing::Result &r, const std::string &needle) {
-    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-    EXPECT_EQ(count_lines(r.err), 1) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
 }
 
 TEST(TrainCostModelCli, BadInputsAreUserErrors) {
