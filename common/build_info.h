@@ -6,6 +6,6 @@
 namespace schedforge::common {
 
 std::string producer();        // "schedforge 0.1.0"
-std::string producer_commit(); // the git commit the build was configured at ("unknown" outside git)
+std::string producer_commit(); // the git commit built from, "-dirty" if modified ("unknown" outside git)
 
 } // namespace schedforge::common

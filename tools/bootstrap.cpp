@@ -186,13 +186,15 @@ void report_rounds(const fs::path &dir, const std::vector<RoundSummary> &rounds)
     table.print(std::cout);
     const std::string csv_path = (dir / "rounds.csv").string();
     schedforge::tools::write_file_atomic(csv_path, csv);
-    const std::string gp = "set datafile separator ','\nset title 'Bootstrap: validation ranking per round'\n"
-                           "set xlabel 'round'\nset xtics 1\nset grid\nset key bottom right\nset yrange [0:*]\n"
-                           "plot '" +
+    // Ranking quality on held-out pipelines, and the apps' geomean speedups (a missing score is
+    // not plotted).
+    const std::string gp = "set datafile separator ','\nset title 'Bootstrap rounds'\nset xlabel 'round'\n"
+                           "set xtics 1\nset grid\nset key outside right\nset pointsize 1.5\nplot '" +
                            csv_path +
                            "' using 1:10 skip 1 with linespoints title 'pairwise accuracy', '' using 1:11 skip 1 "
                            "with linespoints title 'Kendall tau', '' using 1:($14 > 0 ? $14 : NaN) skip 1 with "
-                           "linespoints title 'apps: learned / Adams2019'\n";
+                           "linespoints title 'apps: learned / Adams2019', '' using 1:($15 > 0 ? $15 : NaN) skip 1 "
+                           "with linespoints dashtype 2 title 'apps: manual / Adams2019'\n";
     const bool plotted = schedforge::tools::run_gnuplot((dir / "rounds.png").string(), gp);
     std::cout << "wrote " << csv_path << (plotted ? ", rounds.png" : " (no PNG: gnuplot failed or is missing)") << "\n";
 }
