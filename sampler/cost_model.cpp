@@ -89,10 +89,9 @@ void LearnedCostModel::evaluate(const std::vector<const std::vector<sf::StageFea
     for (size_t i = 0; i < batch.size(); i++) {
         for (const sf::StageFeatures &s : *batch[i]) {
             if (!s.scheduled) continue; // all zeros: costs nothing
-            const auto values = s.features.values();
             float *row = &states.schedule_features[i * per_state + size_t(row_[size_t(s.node)][size_t(s.stage)]) *
                                                                        trainer::kScheduleFeatures];
-            for (size_t f = 0; f < values.size(); f++) row[f] = float(values[f]);
+            for (int f = 0; f < trainer::kScheduleFeatures; f++) row[f] = float(s.features[f]);
         }
     }
     model_->predict(*pipeline_, states, costs);

@@ -31,10 +31,11 @@ void shuffle(std::vector<T> &v, gen::Rng &rng) {
     for (size_t i = v.size(); i > 1; i--) std::swap(v[i - 1], v[size_t(rng.uniform_int(0, int64_t(i) - 1))]);
 }
 
-Metrics evaluate(const Model &model, const TrainingData &data, LossKind kind) {
+// Every pipeline's loss weights over all its schedules: fixed for a run, so computed once.
+std::vector<std::vector<double>> all_loss_weights(const TrainingData &data, LossKind kind) {
     std::vector<std::vector<double>> weights;
     for (const TrainingPipeline &p : data.pipelines) weights.push_back(loss_weights(p, all_schedules(p), kind));
-    return compute_metrics(predict_all(model, data), kind, weights);
+    return weights;
 }
 
 } // namespace
@@ -64,8 +65,11 @@ TrainResult train(Model &model, const TrainingData &train_data, const TrainingDa
     TrainResult result;
     const bool has_validation = !validation.pipelines.empty();
     double best_loss = 0;
+    const std::vector<std::vector<double>> train_weights = all_loss_weights(train_data, options.loss);
+    const std::vector<std::vector<double>> validation_weights = all_loss_weights(validation, options.loss);
     auto report_epoch = [&](EpochReport &r) {
-        if (has_validation) r.validation = evaluate(model, validation, options.loss);
+        if (has_validation)
+            r.validation = compute_metrics(predict_all(model, validation), options.loss, validation_weights);
         const double loss = has_validation ? r.validation.loss : r.train.loss;
         if (result.epochs.empty() || loss < best_loss) {
             best_loss = loss;
@@ -75,21 +79,14 @@ TrainResult train(Model &model, const TrainingData &train_data, const TrainingDa
         result.epochs.push_back(r);
         if (options.on_epoch) options.on_epoch(r);
     };
+    // Epoch 0 predicts every training schedule; after it, the training metrics come from each
+    // step's own forward pass (the predictions just before that step's update, which overwrite
+    // these), as trainers usually report them: a second forward pass over the training set would
+    // cost about a third of the epoch again.
+    std::vector<PipelinePredictions> seen = predict_all(model, train_data);
     EpochReport initial;
-    initial.train = evaluate(model, train_data, options.loss);
+    initial.train = compute_metrics(seen, options.loss, train_weights);
     report_epoch(initial);
-
-    // After epoch 0, the training metrics come from each step's own forward pass (the predictions
-    // just before that step's update), as trainers usually report them: a second forward pass
-    // over the training set would cost about a third of the epoch again.
-    std::vector<PipelinePredictions> seen(train_data.pipelines.size());
-    std::vector<std::vector<double>> seen_weights(train_data.pipelines.size());
-    for (size_t pi = 0; pi < train_data.pipelines.size(); pi++) {
-        const TrainingPipeline &p = train_data.pipelines[pi];
-        seen_weights[pi] = loss_weights(p, all_schedules(p), options.loss);
-        for (double t : p.runtimes) seen[pi].measured.push_back(t * kSecondsToModelUnits);
-        seen[pi].predicted.assign(p.runtimes.size(), 0.0);
-    }
     std::vector<float> predictions;
 
     // Batches: each pipeline's schedules shuffled and cut into pieces of at most batch_size (no
@@ -131,7 +128,7 @@ TrainResult train(Model &model, const TrainingData &train_data, const TrainingDa
         r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
         result.train_seconds += r.seconds;
         result.schedules_trained += r.schedules_trained;
-        r.train = compute_metrics(seen, options.loss, seen_weights);
+        r.train = compute_metrics(seen, options.loss, train_weights);
         report_epoch(r);
     }
     return result;
