@@ -101,7 +101,16 @@ void AgreementReport::add(const FunctionDAG &dag, const LoopNest &nest, const st
             FeatureAgreement &a = features[i];
             a.compared++;
             const double ratio = *m == 0 ? (p == 0 ? 1 : INFINITY) : p / *m;
-            if (std::abs(ratio - 1) <= tolerance) a.within++;
+            if (std::abs(ratio - 1) <= tolerance) {
+                a.within++;
+            } else {
+                const Site &c = nest.compute_site({sf.node, 0});
+                disagreements.push_back(
+                    {label, n.stages[size_t(sf.stage)].name, a.feature, p, *m, tails,
+                     c.kind == Site::Root ? "root"
+                                          : "at " + dag.nodes[size_t(c.stage.node)].stages[size_t(c.stage.stage)].name +
+                                                " level " + std::to_string(c.level)});
+            }
             if (p == *m) a.exact++;
             if (!tails) {
                 a.compared_without_tails++;

@@ -23,8 +23,17 @@ struct FeatureAgreement {
     double within_fraction() const { return compared ? double(within) / double(compared) : 1; }
 };
 
+// One comparison outside the tolerance, for finding out why.
+struct Disagreement {
+    std::string label, stage, feature;
+    double predicted = 0, measured = 0;
+    bool tails = false; // the schedule has loop tails
+    std::string site;   // where the stage's Func is computed ("root", "at f.update(0) level 1")
+};
+
 struct AgreementReport {
     double tolerance = 0.05;
+    std::vector<Disagreement> disagreements; // every comparison outside the tolerance
     int64_t schedules = 0, stages = 0;
     int64_t unknown = 0;                    // comparisons skipped: the oracle could not measure them
     std::vector<FeatureAgreement> features; // the counting features, in ScheduleFeatures order

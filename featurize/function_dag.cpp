@@ -340,11 +340,15 @@ int64_t SymbolicBound::eval(const std::vector<Span> &loop_bounds) const {
     return eval_expr(expr_, symbols_, symbols, lets);
 }
 
-void Edge::required(const std::vector<Span> &consumer_loop_bounds, std::vector<Span> &out) const {
+void eval_region(const SymbolicRegion &region, const std::vector<Span> &loop_bounds, std::vector<Span> &out) {
     out.resize(region.size());
     for (size_t d = 0; d < region.size(); d++) {
-        out[d] = {region[d].first.eval(consumer_loop_bounds), region[d].second.eval(consumer_loop_bounds)};
+        out[d] = {region[d].first.eval(loop_bounds), region[d].second.eval(loop_bounds)};
     }
+}
+
+void Edge::required(const std::vector<Span> &consumer_loop_bounds, std::vector<Span> &out) const {
+    eval_region(region, consumer_loop_bounds, out);
 }
 
 std::vector<Span> Edge::required(const std::vector<Span> &consumer_loop_bounds) const {
@@ -368,6 +372,31 @@ void unite(std::vector<Span> &acc, const std::vector<Span> &r) {
         acc[d].min = std::min(acc[d].min, r[d].min);
         acc[d].max = std::max(acc[d].max, r[d].max);
     }
+}
+
+std::vector<Span> Stage::loops_over(const std::vector<Span> &region) const {
+    std::vector<Span> b(loops.size());
+    for (size_t l = 0; l < loops.size(); l++) {
+        b[l] = loops[l].dim >= 0 ? region[size_t(loops[l].dim)] : loop_bounds_at_root[l];
+    }
+    return b;
+}
+
+void Node::add_update_footprints(std::vector<Span> &region, bool writes) const {
+    if (stages.size() < 2) return;
+    std::vector<Span> grown = region, footprint;
+    for (size_t s = 1; s < stages.size(); s++) {
+        const std::vector<Span> loops = stages[s].loops_over(region);
+        if (!stages[s].self_reads.empty()) {
+            eval_region(stages[s].self_reads, loops, footprint);
+            unite(grown, footprint);
+        }
+        if (writes) {
+            eval_region(stages[s].writes, loops, footprint);
+            unite(grown, footprint);
+        }
+    }
+    region = std::move(grown);
 }
 
 int64_t Node::bytes_per_point() const {
@@ -487,7 +516,7 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 }
                 if (producer == int(ni)) {
                     st.self_calls = std::move(jacobians);
-                    continue;
+                    continue; // its region goes into self_reads
                 }
                 Edge e;
                 e.producer = producer;
@@ -506,6 +535,23 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 st.incoming_edges.push_back(int(dag.edges.size()));
                 dag.nodes[size_t(producer)].outgoing_edges.push_back(int(dag.edges.size()));
                 dag.edges.push_back(std::move(e));
+            }
+            if (si > 0) {
+                // What the update reads of its own Func, and writes: the left-hand side's bounds
+                // (data-dependent ones through the value bounds of what they read).
+                auto add = [&](SymbolicRegion &out, const Interval &iv, size_t d, const char *what) {
+                    if (!iv.is_bounded()) {
+                        throw UnsupportedPipeline(st.name + " " + what + " an unbounded region of dimension " +
+                                                  std::to_string(d));
+                    }
+                    out.emplace_back(SymbolicBound(iv.min, symbols), SymbolicBound(iv.max, symbols));
+                };
+                const auto self = boxes.find(node.name);
+                for (size_t d = 0; d < defs[si].args().size(); d++) {
+                    if (self != boxes.end()) add(st.self_reads, self->second[d], d, "reads");
+                    add(st.writes, bounds_of_expr_in_scope(with_estimates(defs[si].args()[d]), scope, value_bounds), d,
+                        "writes");
+                }
             }
             node.stages.push_back(std::move(st));
         }
@@ -532,8 +578,8 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
         } else {
             node.region_at_root = needed[ni];
         }
+        const std::vector<std::string> args = node.is_input ? std::vector<std::string>{} : node.func.args();
         for (Stage &st : node.stages) {
-            const std::vector<std::string> args = node.func.args();
             for (Loop &l : st.loops) {
                 if (l.is_rvar) {
                     const int64_t mn = const_int(l.rvar_min, "the minimum of " + l.var);
@@ -545,6 +591,11 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 l.dim = int(a - args.begin());
                 st.loop_bounds_at_root.push_back(node.region_at_root[size_t(l.dim)]);
             }
+        }
+        // The output's buffer is given; any other Func is realized over its updates' footprints too.
+        if (!node.is_output) node.add_update_footprints(node.region_at_root, true);
+        for (Stage &st : node.stages) {
+            st.loop_bounds_at_root = st.loops_over(node.region_at_root);
             for (int ei : st.incoming_edges) {
                 const Edge &e = dag.edges[size_t(ei)];
                 unite(needed[size_t(e.producer)], e.required(st.loop_bounds_at_root));

@@ -87,6 +87,11 @@ struct Loop {
 
 struct Edge;
 
+// Per dimension of a Func, the [min, max] of an access as functions of a stage's loop bounds.
+using SymbolicRegion = std::vector<std::pair<SymbolicBound, SymbolicBound>>;
+// Evaluates `region` for concrete loop bounds (innermost first) into `out`, reusing its storage.
+void eval_region(const SymbolicRegion &region, const std::vector<Span> &loop_bounds, std::vector<Span> &out);
+
 struct Stage {
     int node = -1, index = 0; // index 0: pure definition; k: update k - 1
     std::string name;         // "f" or "f.update(0)"
@@ -95,6 +100,15 @@ struct Stage {
     std::vector<Span> loop_bounds_at_root; // per loop, when the node is computed at root
     Halide::Internal::Definition definition;
     std::vector<Jacobian> self_calls; // an update reading its own Func, per call site
+    // Updates: the region of its own Func the stage reads (self-calls; empty if none) and writes
+    // (its left-hand side). Halide realizes them wherever the Func is realized, whatever the
+    // consumers need: a scan along y computed inside a tile of 8 rows still covers every row of
+    // its reduction.
+    SymbolicRegion self_reads, writes;
+
+    // The stage's loop bounds (innermost first) when its Func computes `region`: pure loops
+    // span their dimension of it, reduction loops their whole domain.
+    std::vector<Span> loops_over(const std::vector<Span> &region) const;
 };
 
 struct Node {
@@ -107,13 +121,17 @@ struct Node {
     std::vector<Span> region_at_root; // per dimension: what the consumers need (estimates)
     Halide::Internal::Function func;  // undefined for inputs
     int64_t bytes_per_point() const;
+    // Grows `region`, the part of the Func its consumers need, by what its update stages read of
+    // it (the pure definition computes that too) and, with `writes`, what they write (Halide
+    // allocates that as well). Updates loop over `region` as given.
+    void add_update_footprints(std::vector<Span> &region, bool writes) const;
 };
 
 struct Edge {
     int producer = -1, consumer_node = -1, consumer_stage = -1;
     int calls = 0; // call sites in the consumer stage
     // Per producer dimension, the required [min, max] over all call sites.
-    std::vector<std::pair<SymbolicBound, SymbolicBound>> region;
+    SymbolicRegion region;
     std::vector<Jacobian> jacobians; // per call site
     // The producer region needed for concrete consumer loop bounds (innermost first). The
     // second form reuses `out`'s storage: no allocation in the search's hot loop once it is sized.

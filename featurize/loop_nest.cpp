@@ -277,12 +277,11 @@ LoopNestBounds::LoopNestBounds(const FunctionDAG &dag, const LoopNest &nest)
     for (size_t i = 0; i < dag.nodes.size(); i++) production_[i].resize(dag.nodes[i].stages.size());
 }
 
-const std::vector<Span> &LoopNestBounds::region(int node, const Site &site) {
+const LoopNestBounds::Cached &LoopNestBounds::cached(int node, const Site &site) {
     const Node &n = dag_.nodes[size_t(node)];
-    if (site.kind != Site::At) return n.region_at_root;
     std::deque<Cached> &cache = regions_[size_t(node)];
     for (const Cached &c : cache) {
-        if (c.site == site) return c.region;
+        if (c.site == site) return c;
     }
     std::vector<Span> r;
     for (int ei : n.outgoing_edges) {
@@ -290,39 +289,60 @@ const std::vector<Span> &LoopNestBounds::region(int node, const Site &site) {
         const StageRef c{e.consumer_node, e.consumer_stage};
         if (!nest_.scheduled(c.node)) continue;
         unite(r, e.required(c == site.stage && !nest_.inlined(c.node) ? tile_bounds(c, site.level)
-                                                                      : loop_bounds(c, region(c.node, site))));
+                                                                      : loop_bounds_at(c, site)));
     }
-    if (r.empty()) r = n.region_at_root; // nothing scheduled reads it here
-    cache.push_back({site, std::move(r)});
-    return cache.back().region;
+    if (r.empty()) {
+        cache.push_back({site, n.region_at_root, n.region_at_root}); // nothing scheduled reads it here
+    } else {
+        std::vector<Span> realized = r;
+        n.add_update_footprints(realized, true);
+        cache.push_back({site, std::move(r), std::move(realized)});
+    }
+    return cache.back();
+}
+
+const std::vector<Span> &LoopNestBounds::region(int node, const Site &site) {
+    return site.kind == Site::At ? cached(node, site).realized : dag_.nodes[size_t(node)].region_at_root;
+}
+
+const std::vector<Span> &LoopNestBounds::required(int node, const Site &site) {
+    return site.kind == Site::At ? cached(node, site).required : dag_.nodes[size_t(node)].region_at_root;
+}
+
+std::vector<Span> LoopNestBounds::loop_bounds_at(StageRef s, const Site &site) {
+    if (site.kind != Site::At) return stage_of(dag_, s).loop_bounds_at_root;
+    std::vector<Span> r = required(s.node, site);
+    if (s.stage == 0) dag_.nodes[size_t(s.node)].add_update_footprints(r, false);
+    return loop_bounds(s, r);
 }
 
 std::vector<Span> LoopNestBounds::loop_bounds(StageRef s, const std::vector<Span> &region) const {
-    const Stage &st = stage_of(dag_, s);
-    std::vector<Span> b(st.loops.size());
-    for (size_t l = 0; l < st.loops.size(); l++) {
-        b[l] = st.loops[l].dim >= 0 ? region[size_t(st.loops[l].dim)] : st.loop_bounds_at_root[l];
-    }
-    return b;
+    return stage_of(dag_, s).loops_over(region);
 }
 
 const std::vector<Span> &LoopNestBounds::production_bounds(StageRef s) {
-    std::optional<std::vector<Span>> &cached = production_[size_t(s.node)][size_t(s.stage)];
-    if (!cached) cached = loop_bounds(s, region(s.node, nest_.compute_site(s)));
-    return *cached;
+    std::optional<std::vector<Span>> &bounds = production_[size_t(s.node)][size_t(s.stage)];
+    if (!bounds) bounds = loop_bounds_at(s, nest_.compute_site(s));
+    return *bounds;
 }
 
 std::vector<Span> LoopNestBounds::tile_bounds(StageRef s, int level) {
     std::vector<Span> b = production_bounds(s);
     const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
     for (size_t l = 0; l < b.size(); l++) {
-        int64_t extent = b[l].extent();
-        if (level < int(t.tiles.size())) {
-            for (int k = 0; k <= level; k++) extent = std::min(extent, t.tiles[size_t(k)][l]);
-        } else {
-            extent = int(l) == t.vector_loop ? t.vector_width : 1;
+        // Descend through the levels, taking the middle tile of each: an interior tile where
+        // there are three or more. Regions near the edges of clamped accesses shrink, so an
+        // interior tile is the one the allocation must hold (Halide sizes it for the largest) and
+        // the one most tiles look like. A middle tile is never a guarded partial tail.
+        const int deepest = std::min(level, int(t.tiles.size()));
+        for (int k = 0; k <= deepest; k++) {
+            const int64_t outer = b[l].extent();
+            const int64_t inner = k < int(t.tiles.size())   ? std::min(outer, t.tiles[size_t(k)][l])
+                                  : int(l) == t.vector_loop ? std::min<int64_t>(outer, t.vector_width)
+                                                            : 1;
+            b[l].min += (ceil_div(outer, inner) - 1) / 2 * inner;
+            b[l].max = b[l].min + inner - 1;
         }
-        b[l].max = b[l].min + extent - 1;
     }
     return b;
 }

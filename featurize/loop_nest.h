@@ -125,14 +125,21 @@ class LoopNestBounds {
 public:
     LoopNestBounds(const FunctionDAG &dag, const LoopNest &nest);
 
-    // The region of `node` its consumers need per iteration of `site`.
+    // The region of `node` Halide realizes per iteration of `site`: what its consumers need there,
+    // and what its update stages read and write of it (Node::add_update_footprints).
     const std::vector<Span> &region(int node, const Site &site);
+    // Only what its consumers need per iteration of `site` (at root: the realized region).
+    const std::vector<Span> &required(int node, const Site &site);
     // A stage's loop bounds (innermost first) when its Func computes `region`.
     std::vector<Span> loop_bounds(StageRef s, const std::vector<Span> &region) const;
+    // A stage's loop bounds when its Func is realized per iteration of `site`: the pure
+    // definition covers what consumers and updates read, updates what the consumers need.
+    std::vector<Span> loop_bounds_at(StageRef s, const Site &site);
     // The stage's loop bounds per production (at its Func's compute site); cached, as trip
     // counts and tiles all start from them.
     const std::vector<Span> &production_bounds(StageRef s);
-    // The stage's loop bounds per iteration of tiling level `level` (its first tile).
+    // The stage's loop bounds per iteration of tiling level `level`: its middle tile at every
+    // level down to it (an interior tile, never a partial tail).
     std::vector<Span> tile_bounds(StageRef s, int level);
     // Iterations of loop l at tiling level `level` (the point level counts vectors).
     int64_t trips(StageRef s, int level, int loop);
@@ -152,9 +159,10 @@ private:
     const LoopNest &nest_;
     struct Cached {
         Site site;
-        std::vector<Span> region;
+        std::vector<Span> required, realized;
     };
-    std::vector<std::deque<Cached>> regions_; // per node; a deque keeps returned references valid
+    const Cached &cached(int node, const Site &site); // At sites only
+    std::vector<std::deque<Cached>> regions_;         // per node; a deque keeps returned references valid
     std::vector<std::vector<std::optional<std::vector<Span>>>> production_; // per node, per stage
 };
 

@@ -3,9 +3,11 @@
 //
 // Conventions (the definitions below say per feature):
 //   - counts are over one run of the whole pipeline on its estimated sizes;
-//   - "region" = the points of a Func its consumers need at a site, from Halide's bounds
-//     inference (FunctionDAG edges); bytes = points x bytes per point; "lines" = contiguous
-//     rows of memory = the product of all extents but the innermost;
+//   - "region" = the points of a Func realized at a site: what its consumers need there, from
+//     Halide's bounds inference (FunctionDAG edges), plus what its updates read and write of
+//     it; sites are sized by their middle tile (LoopNestBounds::tile_bounds); bytes = points x
+//     bytes per point; "lines" = contiguous rows of memory = the product of all extents but the
+//     innermost;
 //   - reads look through inlined Funcs to what they read, composing Jacobians;
 //   - a task is one iteration of the parallel loop of the root-level stage whose loops contain
 //     the stage (or of its own parallel loop); without parallelism, one production;

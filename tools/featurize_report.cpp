@@ -6,6 +6,7 @@
 // per counting feature, the share of stages within the tolerance and exactly equal (overall,
 // and on schedules without loop tails). With --check-outputs every schedule is also compiled,
 // run and compared with the all-compute_root reference.
+#include "common/errors.h"
 #include "featurize/agreement.h"
 #include "featurize/apply.h"
 #include "featurize/random_loop_nest.h"
@@ -15,6 +16,7 @@
 #include "generator/synthesize.h"
 #include "sampler/output_check.h"
 #include "tools/cli.h"
+#include "tools/files.h"
 #include "tools/progress.h"
 #include "tools/table.h"
 
@@ -42,16 +44,49 @@ int main(int argc, char **argv) {
     double tolerance = 0.05;
     uint64_t seed = 0;
     bool check_outputs = false;
+    std::string disagreements_csv;
+    std::string explain;
     app.add_option("--config", config, "generator config (YAML)")->check(CLI::ExistingFile);
     app.add_option("--pipelines", pipelines, "random pipelines (seeds seed..seed+N-1)")->check(CLI::Range(1, 100000));
     app.add_option("--nests", nests, "random LoopNests per pipeline")->check(CLI::Range(1, 1000));
     app.add_option("--seed", seed, "first pipeline seed");
     app.add_option("--tolerance", tolerance, "relative tolerance")->check(CLI::Range(0.0, 1.0));
+    app.add_option("--disagreements", disagreements_csv,
+                   "write every comparison outside the tolerance to this CSV (schedule, stage, feature, ...)");
+    app.add_option("--explain", explain,
+                   "P:K: print pipeline P's K-th LoopNest, its schedule, the predicted and measured counts "
+                   "per stage and the lowered code, then exit");
     app.add_flag("--check-outputs", check_outputs, "also run every schedule and compare with compute_root");
     return tools::run_cli(app, argc, argv, [&] {
         const gen::GeneratorConfig cfg = gen::load_generator_config(config);
         const Halide::Target target =
             Halide::get_host_target().with_feature(Halide::Target::StrictFloat).with_feature(Halide::Target::NoAsserts);
+        if (!explain.empty()) {
+            const size_t colon = explain.find(':');
+            uint64_t p = 0, k = 0;
+            try {
+                if (colon == std::string::npos) throw std::invalid_argument("no colon");
+                p = std::stoull(explain.substr(0, colon));
+                k = std::stoull(explain.substr(colon + 1));
+            } catch (const std::exception &) {
+                throw UserError("--explain: expected PIPELINE:NEST (two numbers), got '" + explain + "'");
+            }
+            gen::BuiltPipeline built = gen::build_pipeline(gen::synthesize_pipeline(cfg, p));
+            const featurize::FunctionDAG dag = featurize::FunctionDAG::build(built.pipeline);
+            const featurize::LoopNest nest = featurize::random_loop_nest(dag, target, gen::derive_seed(p, k));
+            const auto predicted = featurize::compute_schedule_features(dag, nest, target);
+            std::cout << nest.describe(dag) << "\n" << featurize::schedule_source(dag, nest) << "\n";
+            featurize::apply(dag, nest);
+            const featurize::LoweredStats measured = featurize::measure_lowered(built.pipeline, dag, target);
+            featurize::AgreementReport one(tolerance);
+            one.add(dag, nest, predicted, measured, "");
+            for (const featurize::Disagreement &d : one.disagreements) {
+                std::cout << d.stage << " " << d.feature << ": predicted " << d.predicted << ", measured " << d.measured
+                          << "\n";
+            }
+            std::cout << "\n" << measured.describe() << "\n" << measured.stmt << "\n";
+            return 0;
+        }
         featurize::AgreementReport report(tolerance);
         int64_t failures = 0;
         tools::ProgressBar progress("schedules", int64_t(pipelines) * nests);
@@ -104,6 +139,15 @@ int main(int argc, char **argv) {
         for (const featurize::FeatureAgreement &a : report.features) {
             if (!a.worst_example.empty() && a.worst_ratio != 1)
                 std::cout << a.feature << " worst: " << a.worst_example << "\n";
+        }
+        if (!disagreements_csv.empty()) {
+            std::ostringstream csv;
+            csv << "schedule,stage,feature,predicted,measured,tails,site\n";
+            for (const featurize::Disagreement &d : report.disagreements) {
+                csv << d.label << "," << d.stage << "," << d.feature << "," << d.predicted << "," << d.measured << ","
+                    << (d.tails ? 1 : 0) << "," << d.site << "\n";
+            }
+            tools::write_file_atomic(disagreements_csv, csv.str());
         }
         return failures ? 1 : 0;
     });

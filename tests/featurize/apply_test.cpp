@@ -108,6 +108,57 @@ INSTANTIATE_TEST_SUITE_P(Apps, AppLoopNests, ::testing::ValuesIn(apps::app_names
 // Halide 14's simplifier folds cast<uint8>(cast<int8>(float)) into cast<uint8>(float), wrong for
 // negative values; inlining a Func that converts a float to an integer into a consumer that casts
 // it again exposes that. The search never inlines such a Func (converts_float_to_integer).
+// A scan computed inside a tile of its consumer: in every tile Halide computes the pure
+// definition over all the rows the update reads and allocates the rows it writes, whatever rows
+// the tile needs, and the features say so.
+TEST(FeatureAgreement, ScanInsideATileCoversItsWholeReduction) {
+    Halide::ImageParam in(Halide::Float(32), 2, "in");
+    Halide::Var x("x"), y("y");
+    Halide::RDom r(1, 32, "r");
+    Halide::Func scan("scan"), out("out");
+    scan(x, y) = in(x, y);
+    scan(x, r) = scan(x, r - 1) + in(x, r); // writes rows 1..32, reads rows 0..31
+    out(x, y) = scan(x, y) * 2.0f;          // rows 0..31
+    in.set_estimates({{0, 16}, {0, 33}});
+    out.set_estimates({{0, 16}, {0, 32}});
+    const Halide::Pipeline pipeline(out);
+    const FunctionDAG dag = FunctionDAG::build(pipeline);
+    const int o = dag.node_index(out.name()), s = dag.node_index(scan.name());
+    ASSERT_GE(o, 0);
+    ASSERT_GE(s, 0);
+    // out at root in tiles of 16 x 8 (4 tiles); scan (both stages untiled) once per tile.
+    LoopNest nest(dag);
+    nest.funcs[size_t(o)] = {Site::root(), Site::root(), {{{{16, 8}}, -1, 1, false, false}}};
+    const StageTiling whole{{}, -1, 1, false, false};
+    nest.funcs[size_t(s)] = {Site::at({o, 0}, 0), Site::at({o, 0}, 0), {whole, whole}};
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        if (!dag.nodes[n].is_input && !nest.scheduled(int(n))) nest.funcs[n] = {Site::inlined(), Site::inlined(), {}};
+    }
+    ASSERT_EQ(nest.validate(dag), "");
+    const Halide::Target target = strict_target();
+    const std::vector<StageFeatures> predicted = compute_schedule_features(dag, nest, target);
+    auto feature = [&](int stage) {
+        for (const StageFeatures &f : predicted) {
+            if (f.node == s && f.stage == stage) return f.features;
+        }
+        ADD_FAILURE() << "no features for scan stage " << stage;
+        return ScheduleFeatures{};
+    };
+    // Per tile: the pure definition computes rows 0..31 (read by the update), the allocation
+    // holds rows 0..32 (row 32 is written), the update runs over the 32 rows of its domain.
+    EXPECT_EQ(feature(0).num_realizations, 4);
+    EXPECT_EQ(feature(0).bytes_at_realization, 16 * 33 * 4);
+    EXPECT_EQ(feature(0).points_computed_total, 4 * 16 * 32);
+    EXPECT_EQ(feature(1).points_computed_total, 4 * 16 * 32);
+
+    apply(dag, nest);
+    const LoweredStats measured = measure_lowered(pipeline, dag, target);
+    EXPECT_EQ(measured.func(scan.name()).num_realizations, 4);
+    EXPECT_EQ(measured.func(scan.name()).bytes_at_realization, 16 * 33 * 4);
+    EXPECT_EQ(measured.stage(scan.name(), 0).points_computed_total, 4 * 16 * 32);
+    EXPECT_EQ(measured.stage(scan.name(), 1).points_computed_total, 4 * 16 * 32);
+}
+
 TEST(FloatToIntegerCasts, AreNeverInlined) {
     // A fresh pipeline per schedule: a Pipeline keeps the code it compiled first. (Halide makes
     // the Funcs' names unique: "quantized$2".)

@@ -103,4 +103,11 @@ TEST(AppGeneratorErrors, UnknownAppExitsTwoNamingTheApps) {
     fs::remove_all(dir);
 }
 
+TEST(FeaturizeReportErrors, BadExplain) {
+    for (const char *bad : {"3", "a:1", "1:"}) {
+        expect_user_error(run(std::string(FEATURIZE_REPORT) + " --explain " + bad),
+                          "--explain: expected PIPELINE:NEST (two numbers)");
+    }
+}
+
 } // namespace
