@@ -34,6 +34,39 @@ std::string percent(int64_t n, int64_t d) {
     return o.str();
 }
 
+// One random LoopNest of one pipeline, featurized, applied and measured from the lowered code.
+struct MeasuredSchedule {
+    gen::BuiltPipeline built;
+    featurize::FunctionDAG dag;
+    featurize::LoopNest nest;
+    std::vector<featurize::StageFeatures> predicted;
+    featurize::LoweredStats measured;
+};
+
+MeasuredSchedule measure_schedule(const gen::PipelineSpec &spec, uint64_t pipeline_seed, uint64_t nest_index,
+                                  const Halide::Target &target) {
+    MeasuredSchedule m{gen::build_pipeline(spec), {}, {}, {}, {}};
+    m.dag = featurize::FunctionDAG::build(m.built.pipeline);
+    m.nest = featurize::random_loop_nest(m.dag, target, gen::derive_seed(pipeline_seed, nest_index));
+    m.predicted = featurize::compute_schedule_features(m.dag, m.nest, target);
+    featurize::apply(m.dag, m.nest);
+    m.measured = featurize::measure_lowered(m.built.pipeline, m.dag, target);
+    return m;
+}
+
+// "P:K" -> {P, K}: two unsigned decimal numbers, or a UserError.
+std::pair<uint64_t, uint64_t> parse_explain(const std::string &text) {
+    const size_t colon = text.find(':');
+    auto number = [&](const std::string &digits) {
+        if (digits.empty() || digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) {
+            throw UserError("--explain: expected PIPELINE:NEST (two numbers), got '" + text + "'");
+        }
+        return uint64_t(std::stoull(digits));
+    };
+    if (colon == std::string::npos) number("");
+    return {number(text.substr(0, colon)), number(text.substr(colon + 1))};
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -62,29 +95,16 @@ int main(int argc, char **argv) {
         const Halide::Target target =
             Halide::get_host_target().with_feature(Halide::Target::StrictFloat).with_feature(Halide::Target::NoAsserts);
         if (!explain.empty()) {
-            const size_t colon = explain.find(':');
-            uint64_t p = 0, k = 0;
-            try {
-                if (colon == std::string::npos) throw std::invalid_argument("no colon");
-                p = std::stoull(explain.substr(0, colon));
-                k = std::stoull(explain.substr(colon + 1));
-            } catch (const std::exception &) {
-                throw UserError("--explain: expected PIPELINE:NEST (two numbers), got '" + explain + "'");
-            }
-            gen::BuiltPipeline built = gen::build_pipeline(gen::synthesize_pipeline(cfg, p));
-            const featurize::FunctionDAG dag = featurize::FunctionDAG::build(built.pipeline);
-            const featurize::LoopNest nest = featurize::random_loop_nest(dag, target, gen::derive_seed(p, k));
-            const auto predicted = featurize::compute_schedule_features(dag, nest, target);
-            std::cout << nest.describe(dag) << "\n" << featurize::schedule_source(dag, nest) << "\n";
-            featurize::apply(dag, nest);
-            const featurize::LoweredStats measured = featurize::measure_lowered(built.pipeline, dag, target);
+            const auto [p, k] = parse_explain(explain);
+            const MeasuredSchedule m = measure_schedule(gen::synthesize_pipeline(cfg, p), p, k, target);
+            std::cout << m.nest.describe(m.dag) << "\n" << featurize::schedule_source(m.dag, m.nest) << "\n";
             featurize::AgreementReport one(tolerance);
-            one.add(dag, nest, predicted, measured, "");
+            one.add(m.dag, m.nest, m.predicted, m.measured, "");
             for (const featurize::Disagreement &d : one.disagreements) {
                 std::cout << d.stage << " " << d.feature << ": predicted " << d.predicted << ", measured " << d.measured
                           << "\n";
             }
-            std::cout << "\n" << measured.describe() << "\n" << measured.stmt << "\n";
+            std::cout << "\n" << m.measured.describe() << "\n" << m.measured.stmt << "\n";
             return 0;
         }
         featurize::AgreementReport report(tolerance);
@@ -102,15 +122,10 @@ int main(int argc, char **argv) {
                 const std::string label =
                     "pipeline " + std::to_string(seed + uint64_t(p)) + " nest " + std::to_string(k);
                 try {
-                    gen::BuiltPipeline built = gen::build_pipeline(spec);
-                    const featurize::FunctionDAG dag = featurize::FunctionDAG::build(built.pipeline);
-                    const featurize::LoopNest nest =
-                        featurize::random_loop_nest(dag, target, gen::derive_seed(seed + uint64_t(p), uint64_t(k)));
-                    const auto predicted = featurize::compute_schedule_features(dag, nest, target);
-                    featurize::apply(dag, nest);
-                    report.add(dag, nest, predicted, featurize::measure_lowered(built.pipeline, dag, target), label);
+                    MeasuredSchedule m = measure_schedule(spec, seed + uint64_t(p), uint64_t(k), target);
+                    report.add(m.dag, m.nest, m.predicted, m.measured, label);
                     if (check_outputs) {
-                        const std::string diff = sampler::compare_buffers(expected, built.run(target));
+                        const std::string diff = sampler::compare_buffers(expected, m.built.run(target));
                         if (!diff.empty()) throw std::runtime_error("output differs: " + diff);
                     }
                 } catch (const std::exception &e) {
