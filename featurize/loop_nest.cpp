@@ -117,6 +117,23 @@ bool unrolls(const FunctionDAG &dag, const LoopNest &nest, StageRef s) {
     return nest.funcs[size_t(s.node)].stages[size_t(s.stage)].unroll && (s.stage > 0 || !guards_tails(dag, nest, s));
 }
 
+bool splits_loop(const FunctionDAG &dag, const LoopNest &nest, LoopNestBounds &bounds, StageRef s, int k, int l) {
+    const StageTiling &t = nest.funcs[size_t(s.node)].stages[size_t(s.stage)];
+    return bounds.trips(s, k, l) > 1 || (k == t.levels() - 2 && unrolls(dag, nest, s));
+}
+
+std::vector<int> level0_pure_loops(const FunctionDAG &dag, const LoopNest &nest, LoopNestBounds &bounds, StageRef s) {
+    const StageTiling &t = nest.funcs[size_t(s.node)].stages[size_t(s.stage)];
+    const Stage &st = stage_of(dag, s);
+    std::vector<int> out;
+    for (size_t l = 0; l < st.loops.size(); l++) {
+        if (st.loops[l].is_rvar) continue;
+        if (t.tiles.empty() || t.tiles[0][l] == 1 || splits_loop(dag, nest, bounds, s, 0, int(l)))
+            out.push_back(int(l));
+    }
+    return out;
+}
+
 bool converts_float_to_integer(const FunctionDAG &dag, int node) {
     const Node &n = dag.nodes[size_t(node)];
     if (n.is_input || n.func.values().size() != 1) return false;
@@ -272,33 +289,53 @@ std::vector<Site> legal_compute_sites(const FunctionDAG &dag, const LoopNest &ne
     return sites;
 }
 
-LoopNestBounds::LoopNestBounds(const FunctionDAG &dag, const LoopNest &nest)
-    : dag_(dag), nest_(nest), regions_(dag.nodes.size()), production_(dag.nodes.size()) {
-    for (size_t i = 0; i < dag.nodes.size(); i++) production_[i].resize(dag.nodes[i].stages.size());
-}
+LoopNestBounds::LoopNestBounds(const FunctionDAG &dag, const LoopNest &nest) : dag_(dag), nest_(nest) {}
+
+LoopNestBounds::LoopNestBounds(const LoopNestBounds &outer, PinnedTile pin)
+    : dag_(outer.dag_), nest_(outer.nest_), outer_(&outer), pin_(std::move(pin)) {}
 
 const LoopNestBounds::Cached &LoopNestBounds::cached(int node, const Site &site) {
     const Node &n = dag_.nodes[size_t(node)];
-    std::deque<Cached> &cache = regions_[size_t(node)];
-    for (const Cached &c : cache) {
-        if (c.site == site) return c;
+    for (const auto &c : regions_) {
+        if (c->node == node && c->site == site) return *c;
     }
-    std::vector<Span> r;
+    // Inside a parallel loop fused from three or more of the host's own variables (none split),
+    // Halide 14 bounds the allocation (not the computation) of a Func computed there loosely:
+    // along all but the two outermost fused variables, the realized region covers the host's
+    // whole production (measured; split variables keep tight bounds).
+    std::vector<int> loose;
+    const StageTiling &host = nest_.funcs[size_t(site.stage.node)].stages[size_t(site.stage.stage)]; // an At site
+    if (site.level == 0 && host.parallel) {
+        loose = level0_pure_loops(dag_, nest_, *this, site.stage);
+        const bool unsplit =
+            std::all_of(loose.begin(), loose.end(), [&](int l) { return host.tiles[0][size_t(l)] == 1; });
+        loose.resize(unsplit && loose.size() >= 3 ? loose.size() - 2 : 0);
+    }
+    std::vector<Span> r, wide;
     for (int ei : n.outgoing_edges) {
         const Edge &e = dag_.edges[size_t(ei)];
         const StageRef c{e.consumer_node, e.consumer_stage};
         if (!nest_.scheduled(c.node)) continue;
-        unite(r, e.required(c == site.stage && !nest_.inlined(c.node) ? tile_bounds(c, site.level)
-                                                                      : loop_bounds_at(c, site)));
+        if (c == site.stage && !nest_.inlined(c.node)) {
+            std::vector<Span> tile = tile_bounds(c, site.level);
+            unite(r, e.required(tile));
+            for (int l : loose) tile[size_t(l)] = production_bounds(c)[size_t(l)];
+            unite(wide, e.required(tile));
+        } else {
+            const std::vector<Span> need = e.required(loop_bounds_at(c, site));
+            unite(r, need);
+            unite(wide, need);
+        }
     }
     if (r.empty()) {
-        cache.push_back({site, n.region_at_root, n.region_at_root}); // nothing scheduled reads it here
+        regions_.push_back(std::make_unique<Cached>(
+            Cached{node, site, n.region_at_root, n.region_at_root})); // nothing scheduled reads it here
     } else {
-        std::vector<Span> realized = r;
+        std::vector<Span> realized = std::move(wide);
         n.add_update_footprints(realized, true);
-        cache.push_back({site, std::move(r), std::move(realized)});
+        regions_.push_back(std::make_unique<Cached>(Cached{node, site, std::move(r), std::move(realized)}));
     }
-    return cache.back();
+    return *regions_.back();
 }
 
 const std::vector<Span> &LoopNestBounds::region(int node, const Site &site) {
@@ -321,30 +358,99 @@ std::vector<Span> LoopNestBounds::loop_bounds(StageRef s, const std::vector<Span
 }
 
 const std::vector<Span> &LoopNestBounds::production_bounds(StageRef s) {
-    std::optional<std::vector<Span>> &bounds = production_[size_t(s.node)][size_t(s.stage)];
-    if (!bounds) bounds = loop_bounds_at(s, nest_.compute_site(s));
-    return *bounds;
+    for (const auto &p : production_) {
+        if (p->stage == s) return p->bounds;
+    }
+    std::vector<Span> bounds = loop_bounds_at(s, nest_.compute_site(s));
+    production_.push_back(std::make_unique<Production>(Production{s, std::move(bounds)}));
+    return production_.back()->bounds;
+}
+
+namespace {
+
+// The tiles of `inner` iterations that cover `outer` along one loop, numbered from 0. All are
+// whole but the last: partial where tails are guarded, shifted inwards to end at outer.max
+// otherwise (TailStrategy::GuardWithIf / ShiftInwards).
+struct LoopSplit {
+    Span outer;
+    int64_t inner = 1;
+    bool guarded = false;
+
+    int64_t count() const { return ceil_div(outer.extent(), inner); }
+    int64_t middle() const { return (count() - 1) / 2; } // an interior tile where there are three or more
+    Span tile(int64_t i) const {
+        if (i == count() - 1 && i > 0) {
+            return guarded ? Span{outer.min + i * inner, outer.max} : Span{outer.max - inner + 1, outer.max};
+        }
+        return {outer.min + i * inner, outer.min + i * inner + inner - 1};
+    }
+};
+
+// Loop l's tile extent at tiling level k, inside a tile of `outer` iterations (the point level
+// steps by vectors along the vectorized loop, by one elsewhere).
+int64_t tile_extent(const StageTiling &t, int k, size_t l, int64_t outer) {
+    if (k < int(t.tiles.size())) return std::min(outer, t.tiles[size_t(k)][l]);
+    return int(l) == t.vector_loop ? std::min<int64_t>(outer, t.vector_width) : 1;
+}
+
+} // namespace
+
+std::pair<std::vector<Span>, int> LoopNestBounds::tiling_start(StageRef s, int level) {
+    const PinnedTile *deepest = nullptr;
+    for (const LoopNestBounds *b = this; b; b = b->outer_) {
+        const PinnedTile *p = b->pin_ ? &*b->pin_ : nullptr;
+        if (p && p->stage == s && p->level <= level && (!deepest || p->level > deepest->level)) deepest = p;
+    }
+    if (deepest) return {deepest->bounds, deepest->level + 1};
+    return {production_bounds(s), 0};
 }
 
 std::vector<Span> LoopNestBounds::tile_bounds(StageRef s, int level) {
-    std::vector<Span> b = production_bounds(s);
+    auto [b, first] = tiling_start(s, level);
     const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
+    // Descend through the levels, taking the middle tile of each. Regions near the edges of
+    // clamped accesses shrink, so an interior tile is the one most tiles look like.
+    const int deepest = std::min(level, int(t.tiles.size()));
     for (size_t l = 0; l < b.size(); l++) {
-        // Descend through the levels, taking the middle tile of each: an interior tile where
-        // there are three or more. Regions near the edges of clamped accesses shrink, so an
-        // interior tile is the one the allocation must hold (Halide sizes it for the largest) and
-        // the one most tiles look like. A middle tile is never a guarded partial tail.
-        const int deepest = std::min(level, int(t.tiles.size()));
-        for (int k = 0; k <= deepest; k++) {
-            const int64_t outer = b[l].extent();
-            const int64_t inner = k < int(t.tiles.size())   ? std::min(outer, t.tiles[size_t(k)][l])
-                                  : int(l) == t.vector_loop ? std::min<int64_t>(outer, t.vector_width)
-                                                            : 1;
-            b[l].min += (ceil_div(outer, inner) - 1) / 2 * inner;
-            b[l].max = b[l].min + inner - 1;
+        for (int k = first; k <= deepest; k++) {
+            const LoopSplit split{b[l], tile_extent(t, k, l, b[l].extent())};
+            b[l] = split.tile(split.middle());
         }
     }
     return b;
+}
+
+std::vector<std::vector<LoopNestBounds::TileClass>> LoopNestBounds::tile_classes(StageRef s, int level) {
+    const auto [b, first] = tiling_start(s, level);
+    const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
+    const bool guarded = guards_tails(dag_, nest_, s);
+    const int deepest = std::min(level, int(t.tiles.size()));
+    std::vector<std::vector<TileClass>> out(b.size());
+    for (size_t l = 0; l < b.size(); l++) {
+        std::vector<TileClass> cur{{b[l], 1}};
+        for (int k = first; k <= deepest; k++) {
+            std::vector<TileClass> next;
+            auto add = [&](const Span &span, int64_t count) {
+                for (TileClass &c : next) {
+                    if (c.span == span) {
+                        c.count += count;
+                        return;
+                    }
+                }
+                next.push_back({span, count});
+            };
+            for (const TileClass &c : cur) {
+                const LoopSplit split{c.span, tile_extent(t, k, l, c.span.extent()), guarded};
+                const int64_t n = split.count();
+                add(split.tile(0), c.count);
+                if (n >= 3) add(split.tile(split.middle()), c.count * (n - 2));
+                if (n >= 2) add(split.tile(n - 1), c.count);
+            }
+            cur = std::move(next);
+        }
+        out[l] = std::move(cur);
+    }
+    return out;
 }
 
 int64_t LoopNestBounds::trips(StageRef s, int level, int loop) {
@@ -386,6 +492,203 @@ int64_t LoopNestBounds::points_per_production(StageRef s) {
         points *= rounded;
     }
     return points;
+}
+
+// Walks the compute sites from the root inwards. At each site, the hosted Funcs are measured
+// in a child LoopNestBounds whose host tile is pinned to one class at a time; measurements are
+// per iteration of the innermost pinned site.
+class LoopNestBounds::RunTotalsWalk {
+public:
+    RunTotalsWalk(const FunctionDAG &dag, const LoopNest &nest, const std::vector<bool> *wanted)
+        : dag_(dag), nest_(nest), offset_(dag.nodes.size() + 1, 0), hosted_(dag.nodes.size()),
+          needed_(dag.nodes.size(), -1) {
+        for (size_t i = 0; i < dag.nodes.size(); i++) {
+            offset_[i + 1] = offset_[i] + dag.nodes[i].stages.size();
+            hosted_[i].resize(dag.nodes[i].stages.size());
+        }
+        for (size_t i = 0; i < dag.nodes.size(); i++) {
+            const Site &c = nest.funcs[i].compute;
+            if (c.kind == Site::Root) roots_.push_back(int(i));
+            if (c.kind != Site::At) continue;
+            auto &levels = hosted_[size_t(c.stage.node)][size_t(c.stage.stage)];
+            if (levels.size() <= size_t(c.level)) levels.resize(size_t(c.level) + 1);
+            levels[size_t(c.level)].push_back(int(i));
+        }
+        for (size_t i = 0; i < dag.nodes.size(); i++) needed(int(i), wanted);
+    }
+
+    RunTotals run(LoopNestBounds &root) {
+        Measures m = zero();
+        funcs(root, roots_, true, m);
+        RunTotals out;
+        out.realized_points = std::move(m.realized);
+        for (size_t i = 0; i < dag_.nodes.size(); i++) {
+            out.points.emplace_back(m.points.begin() + std::ptrdiff_t(offset_[i]),
+                                    m.points.begin() + std::ptrdiff_t(offset_[i + 1]));
+        }
+        return out;
+    }
+
+private:
+    struct Measures {
+        std::vector<double> points;   // per stage (offset_): summed over iterations
+        std::vector<double> realized; // per node: the largest realization
+    };
+    Measures zero() const {
+        return {std::vector<double>(offset_.back(), 0.0), std::vector<double>(dag_.nodes.size(), 0.0)};
+    }
+
+    // Whether node i or a Func computed inside its loops is wanted.
+    bool needed(int i, const std::vector<bool> *wanted) {
+        int &n = needed_[size_t(i)];
+        if (n >= 0) return n;
+        n = !wanted || (*wanted)[size_t(i)];
+        for (const auto &levels : hosted_[size_t(i)]) {
+            for (const auto &nodes : levels) {
+                for (int h : nodes) n = needed(h, wanted) || n;
+            }
+        }
+        return n;
+    }
+
+    // The Funcs `nodes`, computed once per iteration of ctx's innermost pinned site, and what
+    // their loops host. `exact`: every hosted site is summed over its tile classes; otherwise
+    // each counts its middle tile for all of its tiles.
+    void funcs(LoopNestBounds &ctx, const std::vector<int> &nodes, bool exact, Measures &m) {
+        for (int n : nodes) {
+            if (!needed_[size_t(n)]) continue;
+            double &realized = m.realized[size_t(n)];
+            realized = std::max(realized, double(points_of(ctx.region(n, nest_.funcs[size_t(n)].store))));
+            for (size_t s = 0; s < dag_.nodes[size_t(n)].stages.size(); s++) {
+                const StageRef ref{n, int(s)};
+                m.points[offset_[size_t(n)] + s] += double(ctx.points_per_production(ref));
+                const auto &levels = hosted_[size_t(n)][s];
+                for (size_t k = 0; k < levels.size(); k++) {
+                    if (std::any_of(levels[k].begin(), levels[k].end(),
+                                    [&](int h) { return needed_[size_t(h)] > 0; })) {
+                        site(ctx, ref, int(k), levels[k], exact, m);
+                    }
+                }
+            }
+        }
+    }
+
+    // Sums (points) and maximizes (realizations) the Funcs computed at level `level` of `host`
+    // over all of its tiles there, per production of the host. The variations along each loop
+    // are measured with the sites nested inside at their middle tile, and applied as ratios to
+    // the middle tile's measures: exact along the middle path, without a cost exponential in
+    // the depth of the nest.
+    void site(LoopNestBounds &ctx, StageRef host, int level, const std::vector<int> &nodes, bool exact, Measures &m) {
+        const std::vector<Span> mid = ctx.tile_bounds(host, level);
+        const auto classes = ctx.tile_classes(host, level); // only their counts when not exact
+        const Measures at_mid = pinned(ctx, host, level, mid, nodes, exact);
+        const bool nested = std::any_of(nodes.begin(), nodes.end(), [&](int h) { return hosts_sites(h); });
+        const Measures coarse_mid = exact && nested ? pinned(ctx, host, level, mid, nodes, false) : at_mid;
+        double tiles = 1;
+        for (const auto &c : classes) tiles *= double(loop_count(c));
+        Measures r = at_mid;
+        for (double &p : r.points) p *= tiles;
+        for (size_t l = 0; exact && l < classes.size(); l++) {
+            if (classes[l].size() < 2) continue;
+            Measures along = zero(); // the tiles along loop l, the other loops at the middle tile
+            for (const TileClass &c : classes[l]) {
+                std::vector<Span> tile = mid;
+                tile[l] = c.span;
+                const Measures q = c.span == mid[l] ? coarse_mid : pinned(ctx, host, level, tile, nodes, false);
+                for (size_t i = 0; i < q.points.size(); i++) along.points[i] += double(c.count) * q.points[i];
+                for (size_t i = 0; i < q.realized.size(); i++)
+                    along.realized[i] = std::max(along.realized[i], q.realized[i]);
+            }
+            const double n = double(loop_count(classes[l]));
+            for (size_t i = 0; i < r.points.size(); i++) {
+                const double base = coarse_mid.points[i];
+                r.points[i] =
+                    base > 0 ? r.points[i] * along.points[i] / (n * base) : r.points[i] + along.points[i] * tiles / n;
+            }
+            for (size_t i = 0; i < r.realized.size(); i++) {
+                const double base = coarse_mid.realized[i];
+                r.realized[i] =
+                    base > 0 ? r.realized[i] * along.realized[i] / base : std::max(r.realized[i], along.realized[i]);
+            }
+        }
+        for (size_t i = 0; i < r.points.size(); i++) m.points[i] += r.points[i];
+        for (size_t i = 0; i < r.realized.size(); i++) m.realized[i] = std::max(m.realized[i], r.realized[i]);
+    }
+
+    // The hosted Funcs measured with the host's tile at `level` pinned to `tile`.
+    Measures pinned(const LoopNestBounds &ctx, StageRef host, int level, const std::vector<Span> &tile,
+                    const std::vector<int> &nodes, bool exact) {
+        LoopNestBounds child(ctx, {host, level, tile});
+        Measures q = zero();
+        funcs(child, nodes, exact, q);
+        return q;
+    }
+
+    bool hosts_sites(int node) const {
+        for (const auto &levels : hosted_[size_t(node)]) {
+            for (const auto &nodes : levels) {
+                if (!nodes.empty()) return true;
+            }
+        }
+        return false;
+    }
+
+    static int64_t loop_count(const std::vector<TileClass> &classes) {
+        int64_t n = 0;
+        for (const TileClass &c : classes) n += c.count;
+        return n;
+    }
+    static int64_t points_of(const std::vector<Span> &r) {
+        int64_t p = 1;
+        for (const Span &s : r) p *= s.extent();
+        return p;
+    }
+
+    const FunctionDAG &dag_;
+    const LoopNest &nest_;
+    std::vector<size_t> offset_;                                     // first stage index of each node
+    std::vector<std::vector<std::vector<std::vector<int>>>> hosted_; // [node][stage][level]: Funcs computed there
+    std::vector<int> roots_;                                         // Funcs computed at root
+    std::vector<int> needed_;                                        // -1 unknown, 0, 1
+};
+
+namespace {
+std::string spans_text(const std::vector<Span> &r) {
+    std::string out;
+    for (size_t d = 0; d < r.size(); d++) {
+        out += (d ? "x" : "") + std::string("[") + std::to_string(r[d].min) + "," + std::to_string(r[d].max) + "]";
+    }
+    return out;
+}
+} // namespace
+
+std::string LoopNestBounds::describe() {
+    std::ostringstream o;
+    for (size_t i = 0; i < dag_.nodes.size(); i++) {
+        const FuncSchedule &fs = nest_.funcs[i];
+        if (fs.compute.kind != Site::Root && fs.compute.kind != Site::At) continue;
+        o << dag_.nodes[i].name << ": region " << spans_text(region(int(i), fs.store)) << "\n";
+        for (size_t s = 0; s < dag_.nodes[i].stages.size(); s++) {
+            const StageRef ref{int(i), int(s)};
+            o << "  " << dag_.nodes[i].stages[s].name << " loops " << spans_text(production_bounds(ref)) << "\n";
+            for (int k = 0; k < int(fs.stages[s].tiles.size()); k++) {
+                o << "    level " << k << " tiles:";
+                for (const auto &loop : tile_classes(ref, k)) {
+                    o << " {";
+                    for (size_t c = 0; c < loop.size(); c++) {
+                        o << (c ? " " : "") << loop[c].count << "x" << spans_text({loop[c].span});
+                    }
+                    o << "}";
+                }
+                o << "\n";
+            }
+        }
+    }
+    return o.str();
+}
+
+LoopNestBounds::RunTotals LoopNestBounds::run_totals(const std::vector<bool> *wanted) {
+    return RunTotalsWalk(dag_, nest_, wanted).run(*this);
 }
 
 } // namespace schedforge::featurize

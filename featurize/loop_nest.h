@@ -25,7 +25,7 @@
 #include "featurize/function_dag.h"
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -114,6 +114,14 @@ bool guards_tails(const FunctionDAG &dag, const LoopNest &nest, StageRef s);
 // Whether a stage's point loops are unrolled: as asked, except in pure stages with guarded tails
 // (Halide 14 miscompiles unrolled guarded loops over regions smaller than a tile).
 bool unrolls(const FunctionDAG &dag, const LoopNest &nest, StageRef s);
+class LoopNestBounds;
+// Whether Halide gets a split of pure loop l at tiling level k (below the point level, tile wider
+// than one): where the loop has more than one tile there, or to give unrolled point loops a
+// constant extent.
+bool splits_loop(const FunctionDAG &dag, const LoopNest &nest, LoopNestBounds &bounds, StageRef s, int k, int l);
+// The pure loops that run at tiling level 0 (split there, or one wide), innermost first: the
+// loops apply() fuses into one parallel loop.
+std::vector<int> level0_pure_loops(const FunctionDAG &dag, const LoopNest &nest, LoopNestBounds &bounds, StageRef s);
 // Why a Func's storage site is illegal given its compute site, or empty.
 std::string storage_error(const LoopNest &nest, int node);
 // The native SIMD width of the narrowest type a stage reads or writes (the paper's vector width).
@@ -141,6 +149,17 @@ public:
     // The stage's loop bounds per iteration of tiling level `level`: its middle tile at every
     // level down to it (an interior tile, never a partial tail).
     std::vector<Span> tile_bounds(StageRef s, int level);
+    // The tiles of one loop at some tiling level, grouped: at every level a loop's tiles are the
+    // first, the interior ones (represented by the middle one) and the last (partial where tails
+    // are guarded, shifted inwards otherwise). `count` is how many tiles per production the class
+    // stands for.
+    struct TileClass {
+        Span span;
+        int64_t count = 0;
+    };
+    // Per loop (innermost first), the classes of the stage's tiles at `level`; the counts of a
+    // loop sum to its trips down to that level.
+    std::vector<std::vector<TileClass>> tile_classes(StageRef s, int level);
     // Iterations of loop l at tiling level `level` (the point level counts vectors).
     int64_t trips(StageRef s, int level, int loop);
     // Iterations of all of the stage's loops at `level`.
@@ -151,19 +170,59 @@ public:
     // overlap and recompute), each point once where tails are guarded (guards_tails).
     int64_t points_per_production(StageRef s);
 
+    // What a stage computes and a Func allocates over the whole run. Regions inside a loop nest
+    // vary from tile to tile (partial tails, clamped edges), so one representative tile does
+    // not give them: every compute site is evaluated per class of its host's tiles
+    // (tile_classes), one loop's classes at a time with the other loops at their middle tile,
+    // and the per-loop variations are combined as independent factors. That is exact when each
+    // dimension of a region follows one loop of the host (pointwise, stencils, transposes,
+    // resampling), the common case.
+    struct RunTotals {
+        std::vector<std::vector<double>> points; // per node and stage: points computed in all
+        std::vector<double> realized_points;     // per node: points of its largest realization
+    };
+    // Only Funcs marked in `wanted` (all when null) are exact; others may be left at zero.
+    RunTotals run_totals(const std::vector<bool> *wanted = nullptr);
+
+    // Per Func: its region at its store site and each stage's loop bounds per production (at the
+    // middle tile of every enclosing site), and the tile classes of every level that hosts Funcs.
+    std::string describe();
+
     const FunctionDAG &dag() const { return dag_; }
     const LoopNest &nest() const { return nest_; }
 
 private:
+    // One tile of a stage, fixed: tile_bounds returns it at its level, and deeper levels descend
+    // from it.
+    struct PinnedTile {
+        StageRef stage;
+        int level = 0;
+        std::vector<Span> bounds;
+    };
+    // Bounds with `pin` added to the tiles `outer` pins (`outer` must outlive them).
+    LoopNestBounds(const LoopNestBounds &outer, PinnedTile pin);
+    // The bounds tiling descends from down to `level`, and the first level still to descend.
+    std::pair<std::vector<Span>, int> tiling_start(StageRef s, int level);
+    class RunTotalsWalk;
+
     const FunctionDAG &dag_;
     const LoopNest &nest_;
+    const LoopNestBounds *outer_ = nullptr; // pins further out
+    std::optional<PinnedTile> pin_;
     struct Cached {
+        int node = -1;
         Site site;
         std::vector<Span> required, realized;
     };
+    struct Production {
+        StageRef stage;
+        std::vector<Span> bounds;
+    };
     const Cached &cached(int node, const Site &site); // At sites only
-    std::vector<std::deque<Cached>> regions_;         // per node; a deque keeps returned references valid
-    std::vector<std::vector<std::optional<std::vector<Span>>>> production_; // per node, per stage
+    // Few entries are made per object (children made per tile class touch only a site's Funcs),
+    // so they are found by a linear search; pointers keep returned references valid.
+    std::vector<std::unique_ptr<Cached>> regions_;
+    std::vector<std::unique_ptr<Production>> production_;
 };
 
 } // namespace schedforge::featurize

@@ -88,6 +88,7 @@ public:
     std::vector<StageFeatures> run(const std::vector<StageFeatures> *parent = nullptr,
                                    const std::vector<bool> *affected = nullptr, int64_t *reused = nullptr) {
         std::vector<StageFeatures> out;
+        totals_ = b_.run_totals(affected);
         const double at_root = working_set_within(Site::root());
         for (size_t i = 0; i < dag_.nodes.size(); i++) {
             for (size_t s = 0; s < dag_.nodes[i].stages.size(); s++) {
@@ -264,6 +265,7 @@ private:
     LoopNestBounds b_;
     std::vector<Allocation> allocations_; // every non-output Func with storage
     std::map<std::pair<int, int>, double> points_total_;
+    LoopNestBounds::RunTotals totals_; // over every tile of every site
 };
 
 void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
@@ -283,11 +285,13 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     // Where and how often.
     f.num_productions = double(b_.iterations(fs.compute));
     f.num_realizations = double(b_.iterations(fs.store));
-    f.points_computed_per_production = double(b_.points_per_production(s));
+    // Summed over every tile of the site (regions vary: tails, clamped edges); per production
+    // and realization on average. Storage is never hoisted above the compute site yet
+    // (storage_error), so no window slides.
+    f.points_computed_total = totals_.points[size_t(s.node)][size_t(s.stage)];
+    f.points_computed_per_production = f.points_computed_total / f.num_productions;
+    f.points_computed_per_realization = f.points_computed_total / f.num_realizations;
     const Region stored = b_.region(s.node, fs.store);
-    // Storage is never hoisted above the compute site yet (storage_error), so no window slides.
-    f.points_computed_per_realization = f.points_computed_per_production * f.num_productions / f.num_realizations;
-    f.points_computed_total = f.num_realizations * f.points_computed_per_realization;
 
     // The innermost tile.
     const Region tile = b_.tile_bounds(s, std::max(0, t.levels() - 2));
@@ -325,7 +329,7 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
 
     // Footprints.
     const Region produced = b_.region(s.node, fs.compute);
-    f.bytes_at_realization = points(stored) * bpp(s.node);
+    f.bytes_at_realization = totals_.realized_points[size_t(s.node)] * bpp(s.node); // the largest, as allocated
     f.innermost_bytes_at_realization = innermost(stored) * bpp(s.node);
     f.bytes_at_production = points(produced) * bpp(s.node);
     f.innermost_bytes_at_production = innermost(produced) * bpp(s.node);

@@ -5,7 +5,8 @@
 //   - counts are over one run of the whole pipeline on its estimated sizes;
 //   - "region" = the points of a Func realized at a site: what its consumers need there, from
 //     Halide's bounds inference (FunctionDAG edges), plus what its updates read and write of
-//     it; sites are sized by their middle tile (LoopNestBounds::tile_bounds); bytes = points x
+//     it; per-tile sizes come from the middle tile (LoopNestBounds::tile_bounds), totals and
+//     allocations from every tile class (LoopNestBounds::run_totals); bytes = points x
 //     bytes per point; "lines" = contiguous rows of memory = the product of all extents but the
 //     innermost;
 //   - reads look through inlined Funcs to what they read, composing Jacobians;
@@ -35,16 +36,16 @@ class LoopNest;
 #define SCHEDFORGE_SCHEDULE_FEATURES(X)                                                                                \
     X(num_realizations, "times the Func's storage is allocated: iterations of the loops around its store site")        \
     X(num_productions, "times a region of the Func is computed: iterations of the loops around its compute site")      \
-    X(points_computed_per_realization, "points of this stage computed per allocation")                                 \
-    X(points_computed_per_production, "points of this stage computed per production")                                  \
-    X(points_computed_total, "num_realizations x points_computed_per_realization")                                     \
+    X(points_computed_per_realization, "points of this stage computed per allocation (mean)")                          \
+    X(points_computed_per_production, "points of this stage computed per production (mean)")                           \
+    X(points_computed_total, "points of this stage computed in all, summed over every tile")                           \
     X(points_computed_minimum, "points a correct output needs (schedule-invariant)")                                   \
     X(innermost_loop_extent, "points per iteration of the stage's innermost tile level")                               \
     X(innermost_pure_loop_extent, "as innermost_loop_extent, without reduction loops")                                 \
     X(unrolled_loop_extent, "innermost_pure_loop_extent if the point loops are unrolled, else 1")                      \
     X(inner_parallelism, "parallel tasks launched per production")                                                     \
     X(outer_parallelism, "iterations of the parallel loops enclosing the production")                                  \
-    X(bytes_at_realization, "bytes of the Func's allocation")                                                          \
+    X(bytes_at_realization, "bytes of the Func's largest allocation")                                                  \
     X(bytes_at_production, "bytes of the Func written per production")                                                 \
     X(bytes_at_root, "bytes of the Func if computed at root (schedule-invariant)")                                     \
     X(innermost_bytes_at_realization, "bytes along the innermost storage dimension of the allocation")                 \

@@ -97,7 +97,10 @@ int main(int argc, char **argv) {
         if (!explain.empty()) {
             const auto [p, k] = parse_explain(explain);
             const MeasuredSchedule m = measure_schedule(gen::synthesize_pipeline(cfg, p), p, k, target);
-            std::cout << m.nest.describe(m.dag) << "\n" << featurize::schedule_source(m.dag, m.nest) << "\n";
+            featurize::LoopNestBounds bounds(m.dag, m.nest);
+            std::cout << m.nest.describe(m.dag) << "\n"
+                      << bounds.describe() << "\n"
+                      << featurize::schedule_source(m.dag, m.nest) << "\n";
             featurize::AgreementReport one(tolerance);
             one.add(m.dag, m.nest, m.predicted, m.measured, "");
             for (const featurize::Disagreement &d : one.disagreements) {

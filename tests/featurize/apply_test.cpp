@@ -111,6 +111,45 @@ INSTANTIATE_TEST_SUITE_P(Apps, AppLoopNests, ::testing::ValuesIn(apps::app_names
 // A scan computed inside a tile of its consumer: in every tile Halide computes the pure
 // definition over all the rows the update reads and allocates the rows it writes, whatever rows
 // the tile needs, and the features say so.
+// `out` at root with the given tiling of its pure definition; `producer` (every stage untiled)
+// computed once per iteration of out's level 0; every other Func inlined. Predicted features
+// and the lowering oracle's measurements of the producer.
+struct PerTileProducer {
+    Halide::Pipeline pipeline;
+    FunctionDAG dag;
+    int out = -1, producer = -1;
+    LoopNest nest;
+    std::string name;
+    Halide::Target target = strict_target();
+
+    PerTileProducer(const Halide::Func &out_func, const Halide::Func &producer_func, const StageTiling &out_tiling)
+        : pipeline(out_func), dag(FunctionDAG::build(pipeline)), out(dag.node_index(out_func.name())),
+          producer(dag.node_index(producer_func.name())), nest(dag), name(producer_func.name()) {
+        EXPECT_GE(out, 0);
+        EXPECT_GE(producer, 0);
+        nest.funcs[size_t(out)] = {Site::root(), Site::root(), {out_tiling}};
+        const StageTiling whole{{}, -1, 1, false, false};
+        nest.funcs[size_t(producer)] = {Site::at({out, 0}, 0), Site::at({out, 0}, 0),
+                                        std::vector<StageTiling>(dag.nodes[size_t(producer)].stages.size(), whole)};
+        for (size_t n = 0; n < dag.nodes.size(); n++) {
+            if (!dag.nodes[n].is_input && !nest.scheduled(int(n)))
+                nest.funcs[n] = {Site::inlined(), Site::inlined(), {}};
+        }
+        EXPECT_EQ(nest.validate(dag), "");
+    }
+    ScheduleFeatures predicted(int stage = 0) const {
+        for (const StageFeatures &f : compute_schedule_features(dag, nest, target)) {
+            if (f.node == producer && f.stage == stage) return f.features;
+        }
+        ADD_FAILURE() << "no features for " << name << " stage " << stage;
+        return {};
+    }
+    LoweredStats measured() {
+        apply(dag, nest);
+        return measure_lowered(pipeline, dag, target);
+    }
+};
+
 TEST(FeatureAgreement, ScanInsideATileCoversItsWholeReduction) {
     Halide::ImageParam in(Halide::Float(32), 2, "in");
     Halide::Var x("x"), y("y");
@@ -121,42 +160,74 @@ TEST(FeatureAgreement, ScanInsideATileCoversItsWholeReduction) {
     out(x, y) = scan(x, y) * 2.0f;          // rows 0..31
     in.set_estimates({{0, 16}, {0, 33}});
     out.set_estimates({{0, 16}, {0, 32}});
-    const Halide::Pipeline pipeline(out);
-    const FunctionDAG dag = FunctionDAG::build(pipeline);
-    const int o = dag.node_index(out.name()), s = dag.node_index(scan.name());
-    ASSERT_GE(o, 0);
-    ASSERT_GE(s, 0);
     // out at root in tiles of 16 x 8 (4 tiles); scan (both stages untiled) once per tile.
-    LoopNest nest(dag);
-    nest.funcs[size_t(o)] = {Site::root(), Site::root(), {{{{16, 8}}, -1, 1, false, false}}};
-    const StageTiling whole{{}, -1, 1, false, false};
-    nest.funcs[size_t(s)] = {Site::at({o, 0}, 0), Site::at({o, 0}, 0), {whole, whole}};
-    for (size_t n = 0; n < dag.nodes.size(); n++) {
-        if (!dag.nodes[n].is_input && !nest.scheduled(int(n))) nest.funcs[n] = {Site::inlined(), Site::inlined(), {}};
-    }
-    ASSERT_EQ(nest.validate(dag), "");
-    const Halide::Target target = strict_target();
-    const std::vector<StageFeatures> predicted = compute_schedule_features(dag, nest, target);
-    auto feature = [&](int stage) {
-        for (const StageFeatures &f : predicted) {
-            if (f.node == s && f.stage == stage) return f.features;
-        }
-        ADD_FAILURE() << "no features for scan stage " << stage;
-        return ScheduleFeatures{};
-    };
+    PerTileProducer s(out, scan, {{{16, 8}}, -1, 1, false, false});
     // Per tile: the pure definition computes rows 0..31 (read by the update), the allocation
     // holds rows 0..32 (row 32 is written), the update runs over the 32 rows of its domain.
-    EXPECT_EQ(feature(0).num_realizations, 4);
-    EXPECT_EQ(feature(0).bytes_at_realization, 16 * 33 * 4);
-    EXPECT_EQ(feature(0).points_computed_total, 4 * 16 * 32);
-    EXPECT_EQ(feature(1).points_computed_total, 4 * 16 * 32);
+    EXPECT_EQ(s.predicted(0).num_realizations, 4);
+    EXPECT_EQ(s.predicted(0).bytes_at_realization, 16 * 33 * 4);
+    EXPECT_EQ(s.predicted(0).points_computed_total, 4 * 16 * 32);
+    EXPECT_EQ(s.predicted(1).points_computed_total, 4 * 16 * 32);
 
-    apply(dag, nest);
-    const LoweredStats measured = measure_lowered(pipeline, dag, target);
-    EXPECT_EQ(measured.func(scan.name()).num_realizations, 4);
-    EXPECT_EQ(measured.func(scan.name()).bytes_at_realization, 16 * 33 * 4);
-    EXPECT_EQ(measured.stage(scan.name(), 0).points_computed_total, 4 * 16 * 32);
-    EXPECT_EQ(measured.stage(scan.name(), 1).points_computed_total, 4 * 16 * 32);
+    const LoweredStats measured = s.measured();
+    EXPECT_EQ(measured.func(s.name).num_realizations, 4);
+    EXPECT_EQ(measured.func(s.name).bytes_at_realization, 16 * 33 * 4);
+    EXPECT_EQ(measured.stage(s.name, 0).points_computed_total, 4 * 16 * 32);
+    EXPECT_EQ(measured.stage(s.name, 1).points_computed_total, 4 * 16 * 32);
+}
+
+TEST(FeatureAgreement, TilesThatDifferAreSummedOneByOne) {
+    // out reads the input, so its tails are guarded: 20 columns in tiles of 8 are 8, 8 and 4.
+    // f, computed per tile, needs one more column on each side: 10, 10 and 6, over 8 rows.
+    Halide::ImageParam in(Halide::Float(32), 2, "in");
+    Halide::Var x("x"), y("y");
+    Halide::Func f("f"), out("out");
+    f(x, y) = in(x, y) * 2.0f;
+    out(x, y) = f(x - 1, y) + f(x, y) + f(x + 1, y) + in(x, y);
+    in.set_estimates({{-1, 22}, {0, 8}});
+    out.set_estimates({{0, 20}, {0, 8}});
+    PerTileProducer s(out, f, {{{8, 8}}, -1, 1, false, false});
+
+    LoopNestBounds bounds(s.dag, s.nest);
+    const auto classes = bounds.tile_classes({s.out, 0}, 0);
+    ASSERT_EQ(classes.size(), 2u);
+    ASSERT_EQ(classes[0].size(), 3u); // first, middle, guarded last
+    EXPECT_EQ(classes[0][0].span, (Span{0, 7}));
+    EXPECT_EQ(classes[0][1].span, (Span{8, 15}));
+    EXPECT_EQ(classes[0][2].span, (Span{16, 19}));
+    ASSERT_EQ(classes[1].size(), 1u);
+    EXPECT_EQ(classes[1][0].count, 1);
+
+    const ScheduleFeatures predicted = s.predicted();
+    EXPECT_EQ(predicted.num_productions, 3);
+    EXPECT_EQ(predicted.points_computed_total, (10 + 10 + 6) * 8); // not 3 x the middle tile's 10 x 8
+    EXPECT_EQ(predicted.bytes_at_realization, 10 * 8 * 4);         // the largest tile's allocation
+
+    const LoweredStats measured = s.measured();
+    EXPECT_EQ(measured.func(s.name).num_productions, 3);
+    EXPECT_EQ(measured.stage(s.name, 0).points_computed_total, (10 + 10 + 6) * 8);
+    EXPECT_EQ(measured.func(s.name).bytes_at_realization, 10 * 8 * 4);
+}
+
+TEST(FeatureAgreement, FusingThreeUnsplitLoopsWidensAllocations) {
+    // out runs in parallel over x, y and c fused, unsplit; f is computed (one point) per
+    // iteration. Halide 14 allocates f over all 8 columns there: the innermost fused variable's
+    // bounds are taken over its whole range.
+    Halide::Var x("x"), y("y"), c("c");
+    Halide::Func f("f"), out("out");
+    f(x, y, c) = x + 7 * y + 13 * c;
+    out(x, y, c) = f(x, y, c) + 1;
+    out.set_estimates({{0, 8}, {0, 4}, {0, 3}});
+    PerTileProducer s(out, f, {{{1, 1, 1}}, -1, 1, true, false});
+
+    const ScheduleFeatures predicted = s.predicted();
+    EXPECT_EQ(predicted.num_productions, 8 * 4 * 3);
+    EXPECT_EQ(predicted.points_computed_total, 8 * 4 * 3); // computed tightly
+    EXPECT_EQ(predicted.bytes_at_realization, 8 * 4);      // allocated over x
+
+    const LoweredStats measured = s.measured();
+    EXPECT_EQ(measured.stage(s.name, 0).points_computed_total, 8 * 4 * 3);
+    EXPECT_EQ(measured.func(s.name).bytes_at_realization, 8 * 4);
 }
 
 TEST(FloatToIntegerCasts, AreNeverInlined) {

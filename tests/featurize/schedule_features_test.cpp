@@ -136,6 +136,39 @@ TEST(LoopNest, BoundsFollowTheTiling) {
     EXPECT_EQ(bounds.trips({b.blur_y, 0}, 1, 0), 2); // 32 / 16-wide vectors
     EXPECT_EQ(bounds.iterations(Site::at({b.blur_y, 0}, 0)), 12);
     EXPECT_EQ(bounds.points_per_production({b.blur_x, 0}), 320); // 32 x 10
+    // Tile classes: x has a first and a last tile, y a first, 4 interior (the middle one stands
+    // for them) and a last.
+    const auto classes = bounds.tile_classes({b.blur_y, 0}, 0);
+    ASSERT_EQ(classes.size(), 2u);
+    ASSERT_EQ(classes[0].size(), 2u);
+    EXPECT_EQ(classes[0][0].span, (Span{0, 31}));
+    EXPECT_EQ(classes[0][1].span, (Span{32, 63}));
+    ASSERT_EQ(classes[1].size(), 3u);
+    EXPECT_EQ(classes[1][0].span, (Span{0, 7}));
+    EXPECT_EQ(classes[1][1].span, (Span{16, 23}));
+    EXPECT_EQ(classes[1][1].count, 4);
+    EXPECT_EQ(classes[1][2].span, (Span{40, 47}));
+}
+
+TEST(LoopNest, ShiftedTailsEndAtTheRegionsEdge) {
+    Blur b;
+    LoopNest n = b.tiled();
+    // 64 columns in tiles of 24: blur_y reads no input, so its last tile shifts inwards to end
+    // at column 63 (40..63), overlapping the middle one.
+    n.funcs[size_t(b.blur_y)].stages[0].tiles = {{24, 8}};
+    LoopNestBounds bounds(b.dag, n);
+    const auto classes = bounds.tile_classes({b.blur_y, 0}, 0);
+    ASSERT_EQ(classes[0].size(), 3u);
+    EXPECT_EQ(classes[0][0].span, (Span{0, 23}));
+    EXPECT_EQ(classes[0][1].span, (Span{24, 47}));
+    EXPECT_EQ(classes[0][2].span, (Span{40, 63}));
+    auto tiles = [](const std::vector<LoopNestBounds::TileClass> &loop) {
+        int64_t n = 0;
+        for (const auto &c : loop) n += c.count;
+        return n;
+    };
+    EXPECT_EQ(tiles(classes[0]), 3);
+    EXPECT_EQ(tiles(classes[1]), 6); // 48 rows / 8
 }
 
 TEST(ScheduleFeatures, GoldenBlur) {
