@@ -523,20 +523,23 @@ public:
         RunTotals out;
         out.realized_points = std::move(m.realized);
         for (size_t i = 0; i < dag_.nodes.size(); i++) {
-            out.points.emplace_back(m.points.begin() + std::ptrdiff_t(offset_[i]),
-                                    m.points.begin() + std::ptrdiff_t(offset_[i + 1]));
+            out.points.emplace_back(m.sums.begin() + std::ptrdiff_t(offset_[i]),
+                                    m.sums.begin() + std::ptrdiff_t(offset_[i + 1]));
+            out.productions.push_back(m.sums[productions(int(i))]);
         }
         return out;
     }
 
 private:
     struct Measures {
-        std::vector<double> points;   // per stage (offset_): summed over iterations
+        std::vector<double> sums;     // summed over iterations: points per stage (offset_), then productions per node
         std::vector<double> realized; // per node: the largest realization
     };
     Measures zero() const {
-        return {std::vector<double>(offset_.back(), 0.0), std::vector<double>(dag_.nodes.size(), 0.0)};
+        return {std::vector<double>(offset_.back() + dag_.nodes.size(), 0.0),
+                std::vector<double>(dag_.nodes.size(), 0.0)};
     }
+    size_t productions(int node) const { return offset_.back() + size_t(node); }
 
     // Whether node i or a Func computed inside its loops is wanted.
     bool needed(int i, const std::vector<bool> *wanted) {
@@ -557,11 +560,12 @@ private:
     void funcs(LoopNestBounds &ctx, const std::vector<int> &nodes, bool exact, Measures &m) {
         for (int n : nodes) {
             if (!needed_[size_t(n)]) continue;
+            m.sums[productions(n)] += 1;
             double &realized = m.realized[size_t(n)];
             realized = std::max(realized, double(points_of(ctx.region(n, nest_.funcs[size_t(n)].store))));
             for (size_t s = 0; s < dag_.nodes[size_t(n)].stages.size(); s++) {
                 const StageRef ref{n, int(s)};
-                m.points[offset_[size_t(n)] + s] += double(ctx.points_per_production(ref));
+                m.sums[offset_[size_t(n)] + s] += double(ctx.points_per_production(ref));
                 const auto &levels = hosted_[size_t(n)][s];
                 for (size_t k = 0; k < levels.size(); k++) {
                     if (std::any_of(levels[k].begin(), levels[k].end(),
@@ -573,11 +577,11 @@ private:
         }
     }
 
-    // Sums (points) and maximizes (realizations) the Funcs computed at level `level` of `host`
-    // over all of its tiles there, per production of the host. The variations along each loop
-    // are measured with the sites nested inside at their middle tile, and applied as ratios to
-    // the middle tile's measures: exact along the middle path, without a cost exponential in
-    // the depth of the nest.
+    // Sums (points, productions) and maximizes (realizations) the Funcs computed at level
+    // `level` of `host` over all of its tiles there, per production of the host. The variations
+    // along each loop are measured with the sites nested inside at their middle tile, and
+    // applied as ratios to the middle tile's measures: exact along the middle path, without a
+    // cost exponential in the depth of the nest.
     void site(LoopNestBounds &ctx, StageRef host, int level, const std::vector<int> &nodes, bool exact, Measures &m) {
         const std::vector<Span> mid = ctx.tile_bounds(host, level);
         const auto classes = ctx.tile_classes(host, level); // only their counts when not exact
@@ -587,7 +591,7 @@ private:
         double tiles = 1;
         for (const auto &c : classes) tiles *= double(loop_count(c));
         Measures r = at_mid;
-        for (double &p : r.points) p *= tiles;
+        for (double &p : r.sums) p *= tiles;
         for (size_t l = 0; exact && l < classes.size(); l++) {
             if (classes[l].size() < 2) continue;
             Measures along = zero(); // the tiles along loop l, the other loops at the middle tile
@@ -595,15 +599,14 @@ private:
                 std::vector<Span> tile = mid;
                 tile[l] = c.span;
                 const Measures q = c.span == mid[l] ? coarse_mid : pinned(ctx, host, level, tile, nodes, false);
-                for (size_t i = 0; i < q.points.size(); i++) along.points[i] += double(c.count) * q.points[i];
+                for (size_t i = 0; i < q.sums.size(); i++) along.sums[i] += double(c.count) * q.sums[i];
                 for (size_t i = 0; i < q.realized.size(); i++)
                     along.realized[i] = std::max(along.realized[i], q.realized[i]);
             }
             const double n = double(loop_count(classes[l]));
-            for (size_t i = 0; i < r.points.size(); i++) {
-                const double base = coarse_mid.points[i];
-                r.points[i] =
-                    base > 0 ? r.points[i] * along.points[i] / (n * base) : r.points[i] + along.points[i] * tiles / n;
+            for (size_t i = 0; i < r.sums.size(); i++) {
+                const double base = coarse_mid.sums[i];
+                r.sums[i] = base > 0 ? r.sums[i] * along.sums[i] / (n * base) : r.sums[i] + along.sums[i] * tiles / n;
             }
             for (size_t i = 0; i < r.realized.size(); i++) {
                 const double base = coarse_mid.realized[i];
@@ -611,7 +614,7 @@ private:
                     base > 0 ? r.realized[i] * along.realized[i] / base : std::max(r.realized[i], along.realized[i]);
             }
         }
-        for (size_t i = 0; i < r.points.size(); i++) m.points[i] += r.points[i];
+        for (size_t i = 0; i < r.sums.size(); i++) m.sums[i] += r.sums[i];
         for (size_t i = 0; i < r.realized.size(); i++) m.realized[i] = std::max(m.realized[i], r.realized[i]);
     }
 

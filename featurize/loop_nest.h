@@ -179,6 +179,7 @@ public:
     // resampling), the common case.
     struct RunTotals {
         std::vector<std::vector<double>> points; // per node and stage: points computed in all
+        std::vector<double> productions;         // per node: times it is computed
         std::vector<double> realized_points;     // per node: points of its largest realization
     };
     // Only Funcs marked in `wanted` (all when null) are exact; others may be left at zero.

@@ -283,8 +283,9 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     const StageTiling &t = tiling(s);
 
     // Where and how often.
-    f.num_productions = double(b_.iterations(fs.compute));
-    f.num_realizations = double(b_.iterations(fs.store));
+    // Summed over tile classes too: a host's trip counts vary with its own site's tiles.
+    f.num_productions = totals_.productions[size_t(s.node)];
+    f.num_realizations = fs.store == fs.compute ? f.num_productions : double(b_.iterations(fs.store));
     // Summed over every tile of the site (regions vary: tails, clamped edges); per production
     // and realization on average. Storage is never hoisted above the compute site yet
     // (storage_error), so no window slides.
