@@ -442,9 +442,12 @@ std::vector<std::vector<LoopNestBounds::TileClass>> LoopNestBounds::tile_classes
             for (const TileClass &c : cur) {
                 const LoopSplit split{c.span, tile_extent(t, k, l, c.span.extent()), guarded};
                 const int64_t n = split.count();
-                add(split.tile(0), c.count);
-                if (n >= 3) add(split.tile(split.middle()), c.count * (n - 2));
-                if (n >= 2) add(split.tile(n - 1), c.count);
+                // The two tiles at each end on their own (clamps reach past the first), the
+                // rest as the middle one.
+                const int64_t ends = std::min<int64_t>(2, n / 2);
+                for (int64_t i = 0; i < ends; i++) add(split.tile(i), c.count);
+                if (n > 2 * ends) add(split.tile(split.middle()), c.count * (n - 2 * ends));
+                for (int64_t i = n - ends; i < n; i++) add(split.tile(i), c.count);
             }
             cur = std::move(next);
         }

@@ -150,9 +150,9 @@ public:
     // level down to it (an interior tile, never a partial tail).
     std::vector<Span> tile_bounds(StageRef s, int level);
     // The tiles of one loop at some tiling level, grouped: at every level a loop's tiles are the
-    // first, the interior ones (represented by the middle one) and the last (partial where tails
-    // are guarded, shifted inwards otherwise). `count` is how many tiles per production the class
-    // stands for.
+    // two at each end, each on its own (the last partial where tails are guarded, shifted
+    // inwards otherwise), and the interior ones, represented by the middle one. `count` is how
+    // many tiles per production the class stands for.
     struct TileClass {
         Span span;
         int64_t count = 0;

@@ -136,18 +136,20 @@ TEST(LoopNest, BoundsFollowTheTiling) {
     EXPECT_EQ(bounds.trips({b.blur_y, 0}, 1, 0), 2); // 32 / 16-wide vectors
     EXPECT_EQ(bounds.iterations(Site::at({b.blur_y, 0}, 0)), 12);
     EXPECT_EQ(bounds.points_per_production({b.blur_x, 0}), 320); // 32 x 10
-    // Tile classes: x has a first and a last tile, y a first, 4 interior (the middle one stands
-    // for them) and a last.
+    // Tile classes: x has a first and a last tile; y's 6 tiles are the two at each end and 2
+    // interior ones, which the middle one stands for.
     const auto classes = bounds.tile_classes({b.blur_y, 0}, 0);
     ASSERT_EQ(classes.size(), 2u);
     ASSERT_EQ(classes[0].size(), 2u);
     EXPECT_EQ(classes[0][0].span, (Span{0, 31}));
     EXPECT_EQ(classes[0][1].span, (Span{32, 63}));
-    ASSERT_EQ(classes[1].size(), 3u);
+    ASSERT_EQ(classes[1].size(), 5u);
     EXPECT_EQ(classes[1][0].span, (Span{0, 7}));
-    EXPECT_EQ(classes[1][1].span, (Span{16, 23}));
-    EXPECT_EQ(classes[1][1].count, 4);
-    EXPECT_EQ(classes[1][2].span, (Span{40, 47}));
+    EXPECT_EQ(classes[1][1].span, (Span{8, 15}));
+    EXPECT_EQ(classes[1][2].span, (Span{16, 23}));
+    EXPECT_EQ(classes[1][2].count, 2);
+    EXPECT_EQ(classes[1][3].span, (Span{32, 39}));
+    EXPECT_EQ(classes[1][4].span, (Span{40, 47}));
 }
 
 TEST(LoopNest, ShiftedTailsEndAtTheRegionsEdge) {
