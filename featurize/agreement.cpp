@@ -104,12 +104,8 @@ void AgreementReport::add(const FunctionDAG &dag, const LoopNest &nest, const st
             if (std::abs(ratio - 1) <= tolerance) {
                 a.within++;
             } else {
-                const Site &c = nest.compute_site({sf.node, 0});
-                disagreements.push_back(
-                    {label, n.stages[size_t(sf.stage)].name, a.feature, p, *m, tails,
-                     c.kind == Site::Root ? "root"
-                                          : "at " + dag.nodes[size_t(c.stage.node)].stages[size_t(c.stage.stage)].name +
-                                                " level " + std::to_string(c.level)});
+                disagreements.push_back({label, n.stages[size_t(sf.stage)].name, a.feature, p, *m, tails,
+                                         site_text(dag, nest.compute_site({sf.node, 0}))});
             }
             if (p == *m) a.exact++;
             if (!tails) {

@@ -363,6 +363,12 @@ std::string expr_text(const Halide::Expr &e) {
     return o.str();
 }
 
+int64_t region_points(const std::vector<Span> &r) {
+    int64_t p = 1;
+    for (const Span &s : r) p *= s.extent();
+    return p;
+}
+
 void unite(std::vector<Span> &acc, const std::vector<Span> &r) {
     if (acc.empty()) {
         acc = r;

@@ -40,6 +40,8 @@ struct Span {
 
 // Grows `acc` (empty: nothing yet) to cover the region `r`.
 void unite(std::vector<Span> &acc, const std::vector<Span> &r);
+// The points of a region: the product of its extents (1 for no dimensions).
+int64_t region_points(const std::vector<Span> &r);
 
 // An integer expression over a stage's loop bounds: symbol 2*i is loop i's min, 2*i+1 its max.
 // Affine bounds (the common case) evaluate as a dot product; the rest by walking the simplified

@@ -37,6 +37,8 @@ int rvar_level(const StageTiling &t, size_t loop) {
     return int(t.tiles.size());
 }
 
+} // namespace
+
 std::string site_text(const FunctionDAG &dag, const Site &s) {
     switch (s.kind) {
     case Site::Unscheduled: return "unscheduled";
@@ -46,6 +48,8 @@ std::string site_text(const FunctionDAG &dag, const Site &s) {
     }
     return "at " + stage_of(dag, s.stage).name + " level " + std::to_string(s.level);
 }
+
+namespace {
 
 std::string validate_tiling(const FunctionDAG &dag, const LoopNest &nest, StageRef ref) {
     const Stage &st = stage_of(dag, ref);
@@ -565,7 +569,7 @@ private:
             if (!needed_[size_t(n)]) continue;
             m.sums[productions(n)] += 1;
             double &realized = m.realized[size_t(n)];
-            realized = std::max(realized, double(points_of(ctx.region(n, nest_.funcs[size_t(n)].store))));
+            realized = std::max(realized, double(region_points(ctx.region(n, nest_.funcs[size_t(n)].store))));
             for (size_t s = 0; s < dag_.nodes[size_t(n)].stages.size(); s++) {
                 const StageRef ref{n, int(s)};
                 m.sums[offset_[size_t(n)] + s] += double(ctx.points_per_production(ref));
@@ -643,11 +647,6 @@ private:
         int64_t n = 0;
         for (const TileClass &c : classes) n += c.count;
         return n;
-    }
-    static int64_t points_of(const std::vector<Span> &r) {
-        int64_t p = 1;
-        for (const Span &s : r) p *= s.extent();
-        return p;
     }
 
     const FunctionDAG &dag_;

@@ -92,6 +92,8 @@ public:
     std::string describe(const FunctionDAG &dag) const;
 };
 
+// A site as text: "root", "inline", "unscheduled", "at f.update(0) level 1".
+std::string site_text(const FunctionDAG &dag, const Site &s);
 // The sites where the consumers of a producer can all see it: every stage that reads `node`
 // (through inlined Funcs) must lie within the site. Sites are listed outermost first, root first.
 std::vector<Site> legal_compute_sites(const FunctionDAG &dag, const LoopNest &nest, int node);

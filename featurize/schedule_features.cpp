@@ -40,11 +40,7 @@ namespace {
 
 using Region = std::vector<Span>;
 
-double points(const Region &r) {
-    double p = 1;
-    for (const Span &s : r) p *= double(s.extent());
-    return p;
-}
+double points(const Region &r) { return double(region_points(r)); }
 double lines(const Region &r) { return r.empty() ? 1 : points(r) / double(r[0].extent()); }
 double innermost(const Region &r) { return r.empty() ? 1 : double(r[0].extent()); }
 
