@@ -495,7 +495,10 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
             std::map<std::string, Box> boxes;
             auto require = [&](const Expr &e) {
                 if (!e.defined()) return;
-                for (const auto &[name, box] : boxes_required(with_estimates(e), scope, value_bounds)) {
+                // Under strict_float, as the project compiles, the simplifier keeps float terms like
+                // 0.0f * f(x - 3) (also inside casts): their loads count in Halide's bounds, so here too.
+                const Expr strict = Halide::strict_float(e);
+                for (const auto &[name, box] : boxes_required(with_estimates(strict), scope, value_bounds)) {
                     auto [it, fresh] = boxes.emplace(name, box);
                     if (!fresh) it->second = box_union(it->second, box);
                 }

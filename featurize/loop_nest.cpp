@@ -328,7 +328,9 @@ const LoopNestBounds::Cached &LoopNestBounds::cached(int node, const Site &site)
         } else {
             const std::vector<Span> need = e.required(loop_bounds_at(c, site));
             unite(r, need);
-            unite(wide, need);
+            // An inlined consumer's expressions sit in the host's loops: its loose bounds are ours.
+            const bool loose_too = !loose.empty() && nest_.inlined(c.node);
+            unite(wide, loose_too ? e.required(loop_bounds(c, cached(c.node, site).realized)) : need);
         }
     }
     if (r.empty()) {

@@ -209,16 +209,17 @@ TEST(FeatureAgreement, TilesThatDifferAreSummedOneByOne) {
     EXPECT_EQ(measured.func(s.name).bytes_at_realization, 10 * 8 * 4);
 }
 
-TEST(FeatureAgreement, FusingThreeUnsplitLoopsWidensAllocations) {
-    // out runs in parallel over x, y and c fused, unsplit; f is computed (one point) per
-    // iteration. Halide 14 allocates f over all 8 columns there: the innermost fused variable's
-    // bounds are taken over its whole range.
+// out runs in parallel over x, y and c fused, unsplit; f is computed (one point) per iteration,
+// read by out directly or through an inlined g. Halide 14 allocates f over all 8 columns there:
+// the innermost fused variable's bounds are taken over its whole range.
+void expect_fused_loops_widen_allocations(bool through_inlined) {
     Halide::Var x("x"), y("y"), c("c");
-    Halide::Func f("f"), out("out");
+    Halide::Func f("f"), g("g"), out("out");
     f(x, y, c) = x + 7 * y + 13 * c;
-    out(x, y, c) = f(x, y, c) + 1;
+    g(x, y, c) = f(x, y, c) * 3;
+    out(x, y, c) = (through_inlined ? g(x, y, c) : f(x, y, c)) + 1;
     out.set_estimates({{0, 8}, {0, 4}, {0, 3}});
-    PerTileProducer s(out, f, {{{1, 1, 1}}, -1, 1, true, false});
+    PerTileProducer s(out, f, {{{1, 1, 1}}, -1, 1, true, false}); // g, when used, is inlined
 
     const ScheduleFeatures predicted = s.predicted();
     EXPECT_EQ(predicted.num_productions, 8 * 4 * 3);
@@ -229,6 +230,10 @@ TEST(FeatureAgreement, FusingThreeUnsplitLoopsWidensAllocations) {
     EXPECT_EQ(measured.stage(s.name, 0).points_computed_total, 8 * 4 * 3);
     EXPECT_EQ(measured.func(s.name).bytes_at_realization, 8 * 4);
 }
+
+TEST(FeatureAgreement, FusingThreeUnsplitLoopsWidensAllocations) { expect_fused_loops_widen_allocations(false); }
+
+TEST(FeatureAgreement, WidenedAllocationsReachThroughInlinedConsumers) { expect_fused_loops_widen_allocations(true); }
 
 TEST(FloatToIntegerCasts, AreNeverInlined) {
     // A fresh pipeline per schedule: a Pipeline keeps the code it compiled first. (Halide makes

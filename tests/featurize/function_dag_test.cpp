@@ -147,6 +147,21 @@ TEST(FunctionDAG, ClampedAccessesEvaluateExactly) {
     EXPECT_EQ(node(dag, "repeat_edge").region_at_root, (std::vector<Span>{{-3, 46}}));
 }
 
+TEST(FunctionDAG, ZeroWeightedFloatTapsStillRead) {
+    // The project compiles with StrictFloat, where Halide keeps 0.0f * f(x - 3) (it is NaN when
+    // f is) and bounds f over x - 3 too. A plain simplify would drop the term and the region.
+    ImageParam in(Float(32), 1, "in");
+    Var x("x");
+    Func f("f"), g("g");
+    f(x) = in(x)*2.0f;
+    g(x) = 0.0f * f(x - 3) + f(x + 1);
+    in.set_estimates({{-3, 60}});
+    g.set_estimates({{0, 50}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(g));
+    EXPECT_EQ(edge_between(dag, "f", "g").required({{0, 9}}), (std::vector<Span>{{-3, 10}}));
+    EXPECT_EQ(node(dag, "f").region_at_root, (std::vector<Span>{{-3, 50}}));
+}
+
 TEST(FunctionDAG, LetBoundIndicesFollowTheirLoops) {
     // g(x) = let t = 2x + 1 in f(t): the call's argument is the let variable, which moves two
     // steps per step of x. It is not a constant, however it looks in the call.
