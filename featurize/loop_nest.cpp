@@ -1,6 +1,7 @@
 #include "featurize/loop_nest.h"
 
 #include <algorithm>
+#include <deque>
 #include <sstream>
 
 namespace schedforge::featurize {
@@ -123,7 +124,7 @@ bool unrolls(const FunctionDAG &dag, const LoopNest &nest, StageRef s) {
 
 bool splits_loop(const FunctionDAG &dag, const LoopNest &nest, LoopNestBounds &bounds, StageRef s, int k, int l) {
     const StageTiling &t = nest.funcs[size_t(s.node)].stages[size_t(s.stage)];
-    return bounds.trips(s, k, l) > 1 || (k == t.levels() - 2 && unrolls(dag, nest, s));
+    return bounds.trips_if_split(s, k, l) > 1 || (k == t.levels() - 2 && unrolls(dag, nest, s));
 }
 
 std::vector<int> level0_pure_loops(const FunctionDAG &dag, const LoopNest &nest, LoopNestBounds &bounds, StageRef s) {
@@ -293,10 +294,10 @@ std::vector<Site> legal_compute_sites(const FunctionDAG &dag, const LoopNest &ne
     return sites;
 }
 
-LoopNestBounds::LoopNestBounds(const FunctionDAG &dag, const LoopNest &nest) : dag_(dag), nest_(nest) {}
+LoopNestBounds::LoopNestBounds(const FunctionDAG &dag, const LoopNest &nest) : dag_(dag), nest_(nest), root_(this) {}
 
 LoopNestBounds::LoopNestBounds(const LoopNestBounds &outer, PinnedTile pin)
-    : dag_(outer.dag_), nest_(outer.nest_), outer_(&outer), pin_(std::move(pin)) {}
+    : dag_(outer.dag_), nest_(outer.nest_), root_(outer.root_), outer_(&outer), pin_(std::move(pin)) {}
 
 const LoopNestBounds::Cached &LoopNestBounds::cached(int node, const Site &site) {
     const Node &n = dag_.nodes[size_t(node)];
@@ -392,14 +393,17 @@ struct LoopSplit {
     }
 };
 
-// Loop l's tile extent at tiling level k, inside a tile of `outer` iterations (the point level
-// steps by vectors along the vectorized loop, by one elsewhere).
-int64_t tile_extent(const StageTiling &t, int k, size_t l, int64_t outer) {
-    if (k < int(t.tiles.size())) return std::min(outer, t.tiles[size_t(k)][l]);
+} // namespace
+
+int64_t LoopNestBounds::tile_extent(StageRef s, int k, size_t l, int64_t outer) {
+    const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
+    if (k < int(t.tiles.size())) {
+        // apply() decides on each split once, from the middle production: a loop it leaves
+        // unsplit there runs whole in every production, even where it would take two tiles.
+        return root_->splits(s, k, l) ? std::min(outer, t.tiles[size_t(k)][l]) : outer;
+    }
     return int(l) == t.vector_loop ? std::min<int64_t>(outer, t.vector_width) : 1;
 }
-
-} // namespace
 
 std::pair<std::vector<Span>, int> LoopNestBounds::tiling_start(StageRef s, int level) {
     const PinnedTile *deepest = nullptr;
@@ -419,14 +423,15 @@ std::vector<Span> LoopNestBounds::tile_bounds(StageRef s, int level) {
     const int deepest = std::min(level, int(t.tiles.size()));
     for (size_t l = 0; l < b.size(); l++) {
         for (int k = first; k <= deepest; k++) {
-            const LoopSplit split{b[l], tile_extent(t, k, l, b[l].extent())};
+            const LoopSplit split{b[l], tile_extent(s, k, l, b[l].extent())};
             b[l] = split.tile(split.middle());
         }
     }
     return b;
 }
 
-std::vector<std::vector<LoopNestBounds::TileClass>> LoopNestBounds::tile_classes(StageRef s, int level) {
+std::vector<std::vector<LoopNestBounds::TileClass>> LoopNestBounds::tile_classes(StageRef s, int level,
+                                                                                 int64_t window) {
     const auto [b, first] = tiling_start(s, level);
     const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
     const bool guarded = guards_tails(dag_, nest_, s);
@@ -446,13 +451,15 @@ std::vector<std::vector<LoopNestBounds::TileClass>> LoopNestBounds::tile_classes
                 next.push_back({span, count});
             };
             for (const TileClass &c : cur) {
-                const LoopSplit split{c.span, tile_extent(t, k, l, c.span.extent()), guarded};
+                const LoopSplit split{c.span, tile_extent(s, k, l, c.span.extent()), guarded};
                 const int64_t n = split.count();
                 // The two tiles at each end on their own (clamps reach past the first), the
-                // rest as the middle one.
-                const int64_t ends = std::min<int64_t>(2, n / 2);
+                // interior as `window` consecutive tiles around the middle one, its count spread.
+                const int64_t ends = std::min<int64_t>(2, n / 2), inner = n - 2 * ends;
                 for (int64_t i = 0; i < ends; i++) add(split.tile(i), c.count);
-                if (n > 2 * ends) add(split.tile(split.middle()), c.count * (n - 2 * ends));
+                const int64_t w = std::min(inner, std::max<int64_t>(window, 1));
+                const int64_t first = split.middle() - (w - 1) / 2;
+                for (int64_t i = 0; i < w; i++) add(split.tile(first + i), c.count * (inner / w + (i < inner % w)));
                 for (int64_t i = n - ends; i < n; i++) add(split.tile(i), c.count);
             }
             cur = std::move(next);
@@ -462,15 +469,33 @@ std::vector<std::vector<LoopNestBounds::TileClass>> LoopNestBounds::tile_classes
     return out;
 }
 
-int64_t LoopNestBounds::trips(StageRef s, int level, int loop) {
-    const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
+bool LoopNestBounds::splits(StageRef s, int k, size_t l) {
+    if (splits_.empty()) splits_.resize(dag_.nodes.size());
+    auto &stages = splits_[size_t(s.node)];
+    if (stages.empty()) stages.resize(dag_.nodes[size_t(s.node)].stages.size());
+    auto &memo = stages[size_t(s.stage)];
+    const size_t loops = stage_of(dag_, s).loops.size();
+    if (memo.empty()) memo.assign(nest_.funcs[size_t(s.node)].stages[size_t(s.stage)].tiles.size() * loops, -1);
+    signed char &m = memo[size_t(k) * loops + l];
+    if (m < 0) m = splits_loop(dag_, nest_, *this, s, k, int(l));
+    return m;
+}
+
+int64_t LoopNestBounds::extent_above(StageRef s, int level, int loop) {
     int64_t outer = production_bounds(s)[size_t(loop)].extent();
-    for (int k = 0; k < int(t.tiles.size()); k++) {
-        const int64_t inner = std::min(outer, t.tiles[size_t(k)][size_t(loop)]);
-        if (k == level) return ceil_div(outer, inner);
-        outer = inner;
-    }
-    return loop == t.vector_loop ? ceil_div(outer, t.vector_width) : outer;
+    for (int k = 0; k < level; k++) outer = tile_extent(s, k, size_t(loop), outer);
+    return outer;
+}
+
+int64_t LoopNestBounds::trips(StageRef s, int level, int loop) {
+    const int64_t outer = extent_above(s, level, loop);
+    return ceil_div(outer, tile_extent(s, level, size_t(loop), outer));
+}
+
+int64_t LoopNestBounds::trips_if_split(StageRef s, int level, int loop) {
+    const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
+    const int64_t outer = extent_above(s, level, loop);
+    return ceil_div(outer, std::min(outer, t.tiles[size_t(level)][size_t(loop)]));
 }
 
 int64_t LoopNestBounds::level_trips(StageRef s, int level) {
@@ -528,7 +553,7 @@ public:
 
     RunTotals run(LoopNestBounds &root) {
         Measures m = zero();
-        funcs(root, roots_, true, m);
+        funcs(root, roots_, Depth::Exact, m);
         RunTotals out;
         out.realized_points = std::move(m.realized);
         for (size_t i = 0; i < dag_.nodes.size(); i++) {
@@ -563,10 +588,13 @@ private:
         return n;
     }
 
+    // How far down hosted sites are measured: every tile class, the middle tile standing for
+    // all, or not at all (the Funcs `nodes` alone).
+    enum class Depth { Exact, Middle, Shallow };
+
     // The Funcs `nodes`, computed once per iteration of ctx's innermost pinned site, and what
-    // their loops host. `exact`: every hosted site is summed over its tile classes; otherwise
-    // each counts its middle tile for all of its tiles.
-    void funcs(LoopNestBounds &ctx, const std::vector<int> &nodes, bool exact, Measures &m) {
+    // their loops host, to `depth`.
+    void funcs(LoopNestBounds &ctx, const std::vector<int> &nodes, Depth depth, Measures &m) {
         for (int n : nodes) {
             if (!needed_[size_t(n)]) continue;
             m.sums[productions(n)] += 1;
@@ -576,10 +604,10 @@ private:
                 const StageRef ref{n, int(s)};
                 m.sums[offset_[size_t(n)] + s] += double(ctx.points_per_production(ref));
                 const auto &levels = hosted_[size_t(n)][s];
-                for (size_t k = 0; k < levels.size(); k++) {
+                for (size_t k = 0; depth != Depth::Shallow && k < levels.size(); k++) {
                     if (std::any_of(levels[k].begin(), levels[k].end(),
                                     [&](int h) { return needed_[size_t(h)] > 0; })) {
-                        site(ctx, ref, int(k), levels[k], exact, m);
+                        site(ctx, ref, int(k), levels[k], depth, m);
                     }
                 }
             }
@@ -591,12 +619,14 @@ private:
     // along each loop are measured with the sites nested inside at their middle tile, and
     // applied as ratios to the middle tile's measures: exact along the middle path, without a
     // cost exponential in the depth of the nest.
-    void site(LoopNestBounds &ctx, StageRef host, int level, const std::vector<int> &nodes, bool exact, Measures &m) {
+    void site(LoopNestBounds &ctx, StageRef host, int level, const std::vector<int> &nodes, Depth depth, Measures &m) {
+        const bool exact = depth == Depth::Exact;
         const std::vector<Span> mid = ctx.tile_bounds(host, level);
         const auto classes = ctx.tile_classes(host, level); // only their counts when not exact
-        const Measures at_mid = pinned(ctx, host, level, mid, nodes, exact);
+        const auto windows = exact ? ctx.tile_classes(host, level, kInteriorWindow) : classes;
+        const Measures at_mid = pinned(ctx, host, level, mid, nodes, depth);
         const bool nested = std::any_of(nodes.begin(), nodes.end(), [&](int h) { return hosts_sites(h); });
-        const Measures coarse_mid = exact && nested ? pinned(ctx, host, level, mid, nodes, false) : at_mid;
+        const Measures coarse_mid = exact && nested ? pinned(ctx, host, level, mid, nodes, Depth::Middle) : at_mid;
         double tiles = 1;
         for (const auto &c : classes) tiles *= double(loop_count(c));
         Measures r = at_mid;
@@ -604,14 +634,32 @@ private:
         for (size_t l = 0; exact && l < classes.size(); l++) {
             if (classes[l].size() < 2) continue;
             Measures along = zero(); // the tiles along loop l, the other loops at the middle tile
-            for (const TileClass &c : classes[l]) {
-                std::vector<Span> tile = mid;
-                tile[l] = c.span;
-                const Measures q = c.span == mid[l] ? coarse_mid : pinned(ctx, host, level, tile, nodes, false);
-                for (size_t i = 0; i < q.sums.size(); i++) along.sums[i] += double(c.count) * q.sums[i];
+            auto add = [&](const Measures &q, int64_t count) {
+                for (size_t i = 0; i < q.sums.size(); i++) along.sums[i] += double(count) * q.sums[i];
                 for (size_t i = 0; i < q.realized.size(); i++)
                     along.realized[i] = std::max(along.realized[i], q.realized[i]);
-            }
+            };
+            // Tiles measured so far along loop l, the middle one first (a deque: `at` returns
+            // references that must outlive later measurements).
+            std::deque<std::pair<Span, Measures>> seen{{mid[l], coarse_mid}};
+            auto at = [&](const Span &span) -> const Measures & {
+                for (const auto &[sp, q] : seen) {
+                    if (sp == span) return q;
+                }
+                std::vector<Span> tile = mid;
+                tile[l] = span;
+                seen.emplace_back(span, pinned(ctx, host, level, tile, nodes, Depth::Middle));
+                return seen.back().second;
+            };
+            // Probes measure the hosted Funcs alone where they host sites (those are measured
+            // only where the probes find a difference).
+            auto probe = [&](const Span &span) -> Measures {
+                if (!nested) return at(span);
+                std::vector<Span> tile = mid;
+                tile[l] = span;
+                return pinned(ctx, host, level, tile, nodes, Depth::Shallow);
+            };
+            for (const TileClass &c : interior_classes(classes[l], windows[l], mid[l], probe)) add(at(c.span), c.count);
             const double n = double(loop_count(classes[l]));
             for (size_t i = 0; i < r.sums.size(); i++) {
                 const double base = coarse_mid.sums[i];
@@ -627,12 +675,42 @@ private:
         for (size_t i = 0; i < r.realized.size(); i++) m.realized[i] = std::max(m.realized[i], r.realized[i]);
     }
 
+    // Most interiors are uniform: the middle tile stands for all. Where a consumer resamples,
+    // regions repeat with a period instead (an upsampling by 3 reads 1, 2, 2, 1, 2, 2, ...
+    // rows per row); where an access clamps, tiles far from the edge can shrink. So a few
+    // interior tiles are measured (the middle one's neighbours, and one a quarter of the way
+    // in from each side): when one differs from the middle, a window of interior tiles stands
+    // for the interior instead (all of them, or kInteriorWindow: exact for periods dividing it).
+    static constexpr int64_t kInteriorWindow = 24;
+    template<typename Probe>
+    static const std::vector<TileClass> &interior_classes(const std::vector<TileClass> &classes,
+                                                          const std::vector<TileClass> &window, const Span &middle,
+                                                          const Probe &probe) {
+        if (window.size() == classes.size()) return classes;
+        std::vector<Span> extra; // the window's tiles not among the classes
+        for (const TileClass &c : window) {
+            if (std::none_of(classes.begin(), classes.end(), [&](const TileClass &k) { return k.span == c.span; }))
+                extra.push_back(c.span);
+        }
+        std::vector<Span> probes{{middle.min - middle.extent(), middle.max - middle.extent()},
+                                 {middle.min + middle.extent(), middle.max + middle.extent()}};
+        probes.push_back(extra[extra.size() / 4]);
+        probes.push_back(extra[extra.size() * 3 / 4]);
+        const Measures m = probe(middle);
+        for (const Span &p : probes) {
+            const bool in_window = std::any_of(extra.begin(), extra.end(), [&](const Span &e) { return e == p; });
+            if (in_window && !same(probe(p), m)) return window;
+        }
+        return classes;
+    }
+    static bool same(const Measures &a, const Measures &b) { return a.sums == b.sums && a.realized == b.realized; }
+
     // The hosted Funcs measured with the host's tile at `level` pinned to `tile`.
     Measures pinned(const LoopNestBounds &ctx, StageRef host, int level, const std::vector<Span> &tile,
-                    const std::vector<int> &nodes, bool exact) {
+                    const std::vector<int> &nodes, Depth depth) {
         LoopNestBounds child(ctx, {host, level, tile});
         Measures q = zero();
-        funcs(child, nodes, exact, q);
+        funcs(child, nodes, depth, q);
         return q;
     }
 

@@ -134,6 +134,8 @@ int native_vector_width(const FunctionDAG &dag, StageRef s, const Halide::Target
 class LoopNestBounds {
 public:
     LoopNestBounds(const FunctionDAG &dag, const LoopNest &nest);
+    LoopNestBounds(const LoopNestBounds &) = delete; // children point at their root
+    LoopNestBounds &operator=(const LoopNestBounds &) = delete;
 
     // The region of `node` Halide realizes per iteration of `site`: what its consumers need there,
     // and what its update stages read and write of it (Node::add_update_footprints).
@@ -161,9 +163,14 @@ public:
     };
     // Per loop (innermost first), the classes of the stage's tiles at `level`; the counts of a
     // loop sum to its trips down to that level.
-    std::vector<std::vector<TileClass>> tile_classes(StageRef s, int level);
+    // `window`: the interior as up to that many consecutive tiles around the middle one, each
+    // standing for an equal share of it.
+    std::vector<std::vector<TileClass>> tile_classes(StageRef s, int level, int64_t window = 1);
     // Iterations of loop l at tiling level `level` (the point level counts vectors).
     int64_t trips(StageRef s, int level, int loop);
+    // The same if loop l were split at tiling level `level` (< levels() - 1) whatever its trips:
+    // what apply() decides from, in the unpinned bounds.
+    int64_t trips_if_split(StageRef s, int level, int loop);
     // Iterations of all of the stage's loops at `level`.
     int64_t level_trips(StageRef s, int level);
     // Total iterations of the site's level over the whole pipeline run (root: 1).
@@ -204,12 +211,20 @@ private:
     };
     // Bounds with `pin` added to the tiles `outer` pins (`outer` must outlive them).
     LoopNestBounds(const LoopNestBounds &outer, PinnedTile pin);
+    // Loop l's tile extent at tiling level k, inside a tile of `outer` iterations (the point
+    // level steps by vectors along the vectorized loop, by one elsewhere).
+    int64_t tile_extent(StageRef s, int k, size_t l, int64_t outer);
+    // Loop l's extent inside one tile of tiling level `level` - 1 (the production's at level 0).
+    int64_t extent_above(StageRef s, int level, int loop);
+    // Whether apply() splits loop l at tiling level k (splits_loop), memoized in the root.
+    bool splits(StageRef s, int k, size_t l);
     // The bounds tiling descends from down to `level`, and the first level still to descend.
     std::pair<std::vector<Span>, int> tiling_start(StageRef s, int level);
     class RunTotalsWalk;
 
     const FunctionDAG &dag_;
     const LoopNest &nest_;
+    LoopNestBounds *root_;                  // the unpinned bounds, from which apply() splits
     const LoopNestBounds *outer_ = nullptr; // pins further out
     std::optional<PinnedTile> pin_;
     struct Cached {
@@ -226,6 +241,7 @@ private:
     // so they are found by a linear search; pointers keep returned references valid.
     std::vector<std::unique_ptr<Cached>> regions_;
     std::vector<std::unique_ptr<Production>> production_;
+    std::vector<std::vector<std::vector<signed char>>> splits_; // [node][stage][level * loops + loop]: -1 unknown
 };
 
 } // namespace schedforge::featurize

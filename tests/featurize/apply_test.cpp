@@ -122,15 +122,17 @@ struct PerTileProducer {
     std::string name;
     Halide::Target target = strict_target();
 
-    PerTileProducer(const Halide::Func &out_func, const Halide::Func &producer_func, const StageTiling &out_tiling)
+    // The producer's stages are tiled by `producer_tiling` (untiled by default).
+    PerTileProducer(const Halide::Func &out_func, const Halide::Func &producer_func, const StageTiling &out_tiling,
+                    const StageTiling &producer_tiling = {{}, -1, 1, false, false})
         : pipeline(out_func), dag(FunctionDAG::build(pipeline)), out(dag.node_index(out_func.name())),
           producer(dag.node_index(producer_func.name())), nest(dag), name(producer_func.name()) {
         EXPECT_GE(out, 0);
         EXPECT_GE(producer, 0);
         nest.funcs[size_t(out)] = {Site::root(), Site::root(), {out_tiling}};
-        const StageTiling whole{{}, -1, 1, false, false};
-        nest.funcs[size_t(producer)] = {Site::at({out, 0}, 0), Site::at({out, 0}, 0),
-                                        std::vector<StageTiling>(dag.nodes[size_t(producer)].stages.size(), whole)};
+        nest.funcs[size_t(producer)] = {
+            Site::at({out, 0}, 0), Site::at({out, 0}, 0),
+            std::vector<StageTiling>(dag.nodes[size_t(producer)].stages.size(), producer_tiling)};
         for (size_t n = 0; n < dag.nodes.size(); n++) {
             if (!dag.nodes[n].is_input && !nest.scheduled(int(n)))
                 nest.funcs[n] = {Site::inlined(), Site::inlined(), {}};
@@ -207,6 +209,40 @@ TEST(FeatureAgreement, TilesThatDifferAreSummedOneByOne) {
     EXPECT_EQ(measured.func(s.name).num_productions, 3);
     EXPECT_EQ(measured.stage(s.name, 0).points_computed_total, (10 + 10 + 6) * 8);
     EXPECT_EQ(measured.func(s.name).bytes_at_realization, 10 * 8 * 4);
+}
+
+// out(x) reads f(x / 3) and f(x / 3 + 1); f is computed per tile of two columns of out, which
+// needs 2, 3, 2, 2, 3, 2, 2, 3 columns of f over 16 columns: the interior tiles differ with a
+// period of three, and no one tile stands for them.
+struct Upsampled {
+    Halide::Var x{"x"};
+    Halide::Func f{"f"}, out{"out"};
+    Upsampled() {
+        f(x) = x * x;
+        out(x) = f(x / 3) + f(x / 3 + 1);
+        out.set_estimates({{0, 16}});
+    }
+};
+
+TEST(FeatureAgreement, PeriodicInteriorTilesAreMeasuredOverAWindow) {
+    Upsampled u;
+    PerTileProducer s(u.out, u.f, {{{2}}, -1, 1, false, false});
+    EXPECT_EQ(s.predicted().num_productions, 8);
+    EXPECT_EQ(s.predicted().points_computed_total, 19);
+    const LoweredStats measured = s.measured();
+    EXPECT_EQ(measured.func(s.name).num_productions, 8);
+    EXPECT_EQ(measured.stage(s.name, 0).points_computed_total, 19);
+}
+
+TEST(FeatureAgreement, LoopsLeftUnsplitRunWholeInEveryProduction) {
+    // f in tiles of 2: the middle production (columns 2..3) is one tile, so apply() leaves f's
+    // loop unsplit, and productions of 3 columns compute 3, not two shifted tiles (4).
+    Upsampled u;
+    PerTileProducer s(u.out, u.f, {{{2}}, -1, 1, false, false}, {{{2}}, -1, 1, false, false});
+    LoopNestBounds bounds(s.dag, s.nest);
+    EXPECT_EQ(bounds.trips_if_split({s.producer, 0}, 0, 0), 1);
+    EXPECT_EQ(s.predicted().points_computed_total, 19);
+    EXPECT_EQ(s.measured().stage(s.name, 0).points_computed_total, 19);
 }
 
 // out runs in parallel over x, y and c fused, unsplit; f is computed (one point) per iteration,
