@@ -162,11 +162,12 @@ public:
         int64_t count = 0;
     };
     // Per loop (innermost first), the classes of the stage's tiles at `level`; the counts of a
-    // loop sum to its trips down to that level.
-    // `window`: the interior as up to that many consecutive tiles around the middle one, each
-    // standing for an equal share of it.
+    // loop sum to its trips down to that level. With a `window` over 1, the interior is up to
+    // that many consecutive tiles around the middle one, each standing for an equal share.
     std::vector<std::vector<TileClass>> tile_classes(StageRef s, int level, int64_t window = 1);
-    // Iterations of loop l at tiling level `level` (the point level counts vectors).
+    // Iterations of loop l at tiling level `level` (the point level counts vectors). A loop
+    // apply() leaves unsplit at a level (splits_loop, decided from the middle production) has
+    // one iteration there and runs whole further in, in every production.
     int64_t trips(StageRef s, int level, int loop);
     // The same if loop l were split at tiling level `level` (< levels() - 1) whatever its trips:
     // what apply() decides from, in the unpinned bounds.
@@ -185,7 +186,9 @@ public:
     // (tile_classes), one loop's classes at a time with the other loops at their middle tile,
     // and the per-loop variations are combined as independent factors. That is exact when each
     // dimension of a region follows one loop of the host (pointwise, stencils, transposes,
-    // resampling), the common case.
+    // resampling), the common case. Interiors are probed (the middle tile's neighbours, and
+    // tiles a quarter of the way in): where they differ (resampling periods, clamps wider than
+    // the end tiles), a window of interior tiles stands for the interior instead of the middle.
     struct RunTotals {
         std::vector<std::vector<double>> points; // per node and stage: points computed in all
         std::vector<double> productions;         // per node: times it is computed

@@ -271,6 +271,23 @@ TEST(FeatureAgreement, FusingThreeUnsplitLoopsWidensAllocations) { expect_fused_
 
 TEST(FeatureAgreement, WidenedAllocationsReachThroughInlinedConsumers) { expect_fused_loops_widen_allocations(true); }
 
+TEST(FeatureAgreement, SplitVariablesKeepTightAllocationsInFusedLoops) {
+    // out's x is split in two; x_0, y, c and n are fused. f, computed per iteration, is
+    // allocated over its 2 columns (x is split) but all 4 rows (y is fused in unsplit, and is
+    // not one of the two outermost).
+    Halide::Var x("x"), y("y"), c("c"), n("n");
+    Halide::Func f("f"), out("out");
+    f(x, y, c, n) = x + 7 * y + 13 * c + 17 * n;
+    out(x, y, c, n) = f(x, y, c, n) + 1;
+    out.set_estimates({{0, 8}, {0, 4}, {0, 3}, {0, 2}});
+    PerTileProducer s(out, f, {{{2, 1, 1, 1}}, -1, 1, true, false});
+    EXPECT_EQ(s.predicted().points_computed_total, 8 * 4 * 3 * 2);
+    EXPECT_EQ(s.predicted().bytes_at_realization, 2 * 4 * 4);
+    const LoweredStats measured = s.measured();
+    EXPECT_EQ(measured.stage(s.name, 0).points_computed_total, 8 * 4 * 3 * 2);
+    EXPECT_EQ(measured.func(s.name).bytes_at_realization, 2 * 4 * 4);
+}
+
 TEST(FloatToIntegerCasts, AreNeverInlined) {
     // A fresh pipeline per schedule: a Pipeline keeps the code it compiled first. (Halide makes
     // the Funcs' names unique: "quantized$2".)
