@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 #include <sstream>
 
 namespace schedforge::featurize {
@@ -632,6 +633,7 @@ private:
         for (const auto &c : classes) tiles *= double(loop_count(c));
         Measures r = at_mid;
         for (double &p : r.sums) p *= tiles;
+        std::optional<Measures> shallow_mid; // the middle tile without nested sites, for probes
         for (size_t l = 0; exact && l < classes.size(); l++) {
             if (classes[l].size() < 2) continue;
             Measures along = zero(); // the tiles along loop l, the other loops at the middle tile
@@ -656,6 +658,10 @@ private:
             // only where the probes find a difference).
             auto probe = [&](const Span &span) -> Measures {
                 if (!nested) return at(span);
+                if (span == mid[l]) {
+                    if (!shallow_mid) shallow_mid = pinned(ctx, host, level, mid, nodes, Depth::Shallow);
+                    return *shallow_mid;
+                }
                 std::vector<Span> tile = mid;
                 tile[l] = span;
                 return pinned(ctx, host, level, tile, nodes, Depth::Shallow);
