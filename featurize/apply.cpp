@@ -64,7 +64,7 @@ StageLoops tile_stage(const FunctionDAG &dag, const LoopNest &nest, LoopNestBoun
             }
             // Unrolled loops need a constant extent: the last split makes one even when it
             // has a single iteration.
-            if (!splits_loop(dag, nest, bounds, s, k, int(l))) continue;
+            if (!bounds.splits(s, k, int(l))) continue;
             const VarName outer{loop.var + suffix + "_" + std::to_string(k), false};
             const VarName inner{loop.var + suffix + "_t" + std::to_string(k), false};
             out.push_back({Directive::Split, s, {current, outer, inner}, t.tiles[size_t(k)][l], guard, {}});

@@ -123,19 +123,13 @@ bool unrolls(const FunctionDAG &dag, const LoopNest &nest, StageRef s) {
     return nest.funcs[size_t(s.node)].stages[size_t(s.stage)].unroll && (s.stage > 0 || !guards_tails(dag, nest, s));
 }
 
-bool splits_loop(const FunctionDAG &dag, const LoopNest &nest, LoopNestBounds &bounds, StageRef s, int k, int l) {
-    const StageTiling &t = nest.funcs[size_t(s.node)].stages[size_t(s.stage)];
-    return bounds.trips_if_split(s, k, l) > 1 || (k == t.levels() - 2 && unrolls(dag, nest, s));
-}
-
 std::vector<int> level0_pure_loops(const FunctionDAG &dag, const LoopNest &nest, LoopNestBounds &bounds, StageRef s) {
     const StageTiling &t = nest.funcs[size_t(s.node)].stages[size_t(s.stage)];
     const Stage &st = stage_of(dag, s);
     std::vector<int> out;
     for (size_t l = 0; l < st.loops.size(); l++) {
         if (st.loops[l].is_rvar) continue;
-        if (t.tiles.empty() || t.tiles[0][l] == 1 || splits_loop(dag, nest, bounds, s, 0, int(l)))
-            out.push_back(int(l));
+        if (t.tiles.empty() || t.tiles[0][l] == 1 || bounds.splits(s, 0, int(l))) out.push_back(int(l));
     }
     return out;
 }
@@ -402,7 +396,7 @@ int64_t LoopNestBounds::tile_extent(StageRef s, int k, size_t l, int64_t outer) 
     if (k < int(t.tiles.size())) {
         // apply() decides on each split once, from the middle production: a loop it leaves
         // unsplit there runs whole in every production, even where it would take two tiles.
-        return root_->splits(s, k, l) ? std::min(outer, t.tiles[size_t(k)][l]) : outer;
+        return splits(s, k, int(l)) ? std::min(outer, t.tiles[size_t(k)][l]) : outer;
     }
     return int(l) == t.vector_loop ? std::min<int64_t>(outer, t.vector_width) : 1;
 }
@@ -471,15 +465,17 @@ std::vector<std::vector<LoopNestBounds::TileClass>> LoopNestBounds::tile_classes
     return out;
 }
 
-bool LoopNestBounds::splits(StageRef s, int k, size_t l) {
+bool LoopNestBounds::splits(StageRef s, int k, int l) {
+    if (root_ != this) return root_->splits(s, k, l);
     if (splits_.empty()) splits_.resize(dag_.nodes.size());
     auto &stages = splits_[size_t(s.node)];
     if (stages.empty()) stages.resize(dag_.nodes[size_t(s.node)].stages.size());
     auto &memo = stages[size_t(s.stage)];
     const size_t loops = stage_of(dag_, s).loops.size();
-    if (memo.empty()) memo.assign(nest_.funcs[size_t(s.node)].stages[size_t(s.stage)].tiles.size() * loops, -1);
-    signed char &m = memo[size_t(k) * loops + l];
-    if (m < 0) m = splits_loop(dag_, nest_, *this, s, k, int(l));
+    const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
+    if (memo.empty()) memo.assign(t.tiles.size() * loops, -1);
+    signed char &m = memo[size_t(k) * loops + size_t(l)];
+    if (m < 0) m = trips_if_split(s, k, l) > 1 || (k == t.levels() - 2 && unrolls(dag_, nest_, s));
     return m;
 }
 
@@ -624,8 +620,9 @@ private:
     void site(LoopNestBounds &ctx, StageRef host, int level, const std::vector<int> &nodes, Depth depth, Measures &m) {
         const bool exact = depth == Depth::Exact;
         const std::vector<Span> mid = ctx.tile_bounds(host, level);
-        const auto classes = ctx.tile_classes(host, level); // only their counts when not exact
-        const auto windows = exact ? ctx.tile_classes(host, level, kInteriorWindow) : classes;
+        const auto classes = ctx.tile_classes(host, level);                         // only their counts when not exact
+        const auto windows = exact ? ctx.tile_classes(host, level, kInteriorWindow) // read only when exact
+                                   : std::vector<std::vector<TileClass>>{};
         const Measures at_mid = pinned(ctx, host, level, mid, nodes, depth);
         const bool nested = std::any_of(nodes.begin(), nodes.end(), [&](int h) { return hosts_sites(h); });
         const Measures coarse_mid = exact && nested ? pinned(ctx, host, level, mid, nodes, Depth::Middle) : at_mid;

@@ -117,10 +117,6 @@ bool guards_tails(const FunctionDAG &dag, const LoopNest &nest, StageRef s);
 // (Halide 14 miscompiles unrolled guarded loops over regions smaller than a tile).
 bool unrolls(const FunctionDAG &dag, const LoopNest &nest, StageRef s);
 class LoopNestBounds;
-// Whether Halide gets a split of pure loop l at tiling level k (below the point level, tile wider
-// than one): where the loop has more than one tile there, or to give unrolled point loops a
-// constant extent.
-bool splits_loop(const FunctionDAG &dag, const LoopNest &nest, LoopNestBounds &bounds, StageRef s, int k, int l);
 // The pure loops that run at tiling level 0 (split there, or one wide), innermost first: the
 // loops apply() fuses into one parallel loop.
 std::vector<int> level0_pure_loops(const FunctionDAG &dag, const LoopNest &nest, LoopNestBounds &bounds, StageRef s);
@@ -166,12 +162,17 @@ public:
     // that many consecutive tiles around the middle one, each standing for an equal share.
     std::vector<std::vector<TileClass>> tile_classes(StageRef s, int level, int64_t window = 1);
     // Iterations of loop l at tiling level `level` (the point level counts vectors). A loop
-    // apply() leaves unsplit at a level (splits_loop, decided from the middle production) has
+    // apply() leaves unsplit at a level (splits, decided from the middle production) has
     // one iteration there and runs whole further in, in every production.
     int64_t trips(StageRef s, int level, int loop);
     // The same if loop l were split at tiling level `level` (< levels() - 1) whatever its trips:
     // what apply() decides from, in the unpinned bounds.
     int64_t trips_if_split(StageRef s, int level, int loop);
+    // Whether Halide gets a split of pure loop l at tiling level k (below the point level, tile
+    // wider than one): where the loop has more than one tile there in the middle production, or
+    // to give unrolled point loops a constant extent. Decided once, in the root bounds, for
+    // apply() and every pinned child alike.
+    bool splits(StageRef s, int k, int l);
     // Iterations of all of the stage's loops at `level`.
     int64_t level_trips(StageRef s, int level);
     // Total iterations of the site's level over the whole pipeline run (root: 1).
@@ -219,8 +220,6 @@ private:
     int64_t tile_extent(StageRef s, int k, size_t l, int64_t outer);
     // Loop l's extent inside one tile of tiling level `level` - 1 (the production's at level 0).
     int64_t extent_above(StageRef s, int level, int loop);
-    // Whether apply() splits loop l at tiling level k (splits_loop), memoized in the root.
-    bool splits(StageRef s, int k, size_t l);
     // The bounds tiling descends from down to `level`, and the first level still to descend.
     std::pair<std::vector<Span>, int> tiling_start(StageRef s, int level);
     class RunTotalsWalk;
