@@ -357,6 +357,152 @@ std::vector<Span> Edge::required(const std::vector<Span> &consumer_loop_bounds) 
     return r;
 }
 
+// ---- UseCondition ----
+
+namespace {
+// An expression as lowering leaves it for the skip-stages pass: common subexpressions are let
+// outside every select (a Func read twice in one branch is then read unconditionally).
+Expr for_use_conditions(const Expr &e) {
+    return common_subexpression_elimination(with_estimates(substitute_in_all_lets(e)));
+}
+} // namespace
+
+struct UseCondition::Node {
+    enum Kind { Always, Or, Select } kind = Always;
+    SymbolicBound cond;               // Select: the condition over the loops' mins (symbol 2i)
+    std::vector<size_t> cond_loops;   // Select: the loops the condition reads
+    bool cond_varies = false;         // Select: reads a Func, or cannot be evaluated: never decides
+    std::shared_ptr<const Node> a, b; // Or: either; Select: the true and false branch (null: no read)
+};
+
+namespace {
+
+using UseNode = std::shared_ptr<const UseCondition::Node>;
+
+UseNode use_always() {
+    static const UseNode always = std::make_shared<UseCondition::Node>();
+    return always;
+}
+
+bool is_always(const UseNode &n) { return n && n->kind == UseCondition::Node::Always; }
+
+UseNode use_or(UseNode a, UseNode b) {
+    if (!a || is_always(b)) return b;
+    if (!b || is_always(a)) return a;
+    auto n = std::make_shared<UseCondition::Node>();
+    n->kind = UseCondition::Node::Or;
+    n->a = std::move(a);
+    n->b = std::move(b);
+    return n;
+}
+
+// Builds the read condition of one producer the way Halide's skip-stages pass finds its
+// predicate: a call reads it; a select reads it under its condition, or in its condition.
+class UseFinder : public IRVisitor {
+public:
+    UseFinder(const std::string &producer, const std::vector<Loop> &loops) : producer_(producer), loops_(loops) {
+        for (const Loop &l : loops) {
+            symbols_.push_back("sf$" + l.var + ".min");
+            symbols_.push_back("sf$" + l.var + ".max");
+        }
+    }
+    UseNode found; // what the expressions visited so far read
+
+private:
+    using IRVisitor::visit;
+
+    void visit(const Call *op) override {
+        if ((op->call_type == Call::Halide || op->call_type == Call::Image) && op->name == producer_)
+            found = use_always();
+        IRVisitor::visit(op);
+    }
+
+    void visit(const Let *op) override {
+        op->value.accept(this);
+        lets_.emplace_back(op->name, op->value);
+        op->body.accept(this);
+        lets_.pop_back();
+    }
+
+    void visit(const Halide::Internal::Select *op) override {
+        UseNode before = std::move(found);
+        auto visit_alone = [&](const Expr &e) {
+            found = nullptr;
+            e.accept(this);
+            return std::move(found);
+        };
+        UseNode in_cond = visit_alone(op->condition);
+        UseNode t = visit_alone(op->true_value), f = visit_alone(op->false_value);
+        UseNode sel;
+        if (is_always(t) && is_always(f)) {
+            sel = use_always();
+        } else if (t || f) {
+            auto n = std::make_shared<UseCondition::Node>();
+            n->kind = UseCondition::Node::Select;
+            n->a = std::move(t);
+            n->b = std::move(f);
+            condition(op->condition, *n);
+            sel = std::move(n);
+        }
+        found = use_or(std::move(before), use_or(std::move(in_cond), std::move(sel)));
+    }
+
+    // The condition over the loops' mins: where it decides, every loop it reads has one iteration.
+    void condition(Expr cond, UseCondition::Node &n) const {
+        for (auto it = lets_.rbegin(); it != lets_.rend(); ++it) cond = substitute(it->first, it->second, cond);
+        CollectCalls calls;
+        cond.accept(&calls);
+        const bool reads_func = !calls.calls.empty();
+        std::map<std::string, Expr> at_min;
+        for (size_t l = 0; l < loops_.size(); l++) {
+            if (!expr_uses_var(cond, loops_[l].var)) continue;
+            n.cond_loops.push_back(l);
+            at_min[loops_[l].var] = Variable::make(Int(32), symbols_[2 * l]);
+        }
+        try {
+            if (!reads_func) n.cond = SymbolicBound(substitute(at_min, cond), symbols_);
+            n.cond_varies = reads_func;
+        } catch (const UnsupportedPipeline &) {
+            n.cond_varies = true; // e.g. float arithmetic the evaluator does not know
+        }
+    }
+
+    const std::string &producer_;
+    const std::vector<Loop> &loops_;
+    std::vector<std::string> symbols_;
+    std::vector<std::pair<std::string, Expr>> lets_; // enclosing lets, outermost first
+};
+
+bool eval_use(const UseCondition::Node *n, const std::vector<Span> &loop_bounds) {
+    if (!n) return false;
+    switch (n->kind) {
+    case UseCondition::Node::Always: return true;
+    case UseCondition::Node::Or: return eval_use(n->a.get(), loop_bounds) || eval_use(n->b.get(), loop_bounds);
+    case UseCondition::Node::Select: break;
+    }
+    const bool decides = !n->cond_varies && std::all_of(n->cond_loops.begin(), n->cond_loops.end(),
+                                                        [&](size_t l) { return loop_bounds[l].extent() == 1; });
+    if (!decides) return eval_use(n->a.get(), loop_bounds) || eval_use(n->b.get(), loop_bounds);
+    return eval_use(n->cond.eval(loop_bounds) ? n->a.get() : n->b.get(), loop_bounds);
+}
+
+} // namespace
+
+UseCondition UseCondition::of(const std::vector<Expr> &exprs, const std::string &producer,
+                              const std::vector<Loop> &loops) {
+    UseFinder finder(producer, loops);
+    for (const Expr &e : exprs) {
+        if (e.defined()) e.accept(&finder);
+    }
+    UseCondition c;
+    if (finder.found && !is_always(finder.found)) c.root_ = std::move(finder.found);
+    return c;
+}
+
+bool UseCondition::eval(const std::vector<Span> &loop_bounds) const {
+    return !root_ || eval_use(root_.get(), loop_bounds);
+}
+
 std::string expr_text(const Halide::Expr &e) {
     std::ostringstream o;
     o << e;
@@ -506,6 +652,11 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
             for (const Expr &e : defs[si].values()) require(e);
             for (const Expr &e : defs[si].args()) require(e);
             require(defs[si].predicate());
+            std::vector<Expr> read_exprs; // for the edges' use conditions
+            for (const std::vector<Expr> *list : {&defs[si].values(), &defs[si].args()}) {
+                for (const Expr &e : *list) read_exprs.push_back(for_use_conditions(e));
+            }
+            if (defs[si].predicate().defined()) read_exprs.push_back(for_use_conditions(defs[si].predicate()));
             for (const auto &[name, box] : boxes) {
                 const int producer = dag.node_index(name);
                 if (producer < 0) continue; // not a Func or image of this pipeline
@@ -533,6 +684,7 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 e.consumer_stage = int(si);
                 e.calls = int(jacobians.size());
                 e.jacobians = std::move(jacobians);
+                e.use = UseCondition::of(read_exprs, name, st.loops);
                 for (size_t d = 0; d < box.size(); d++) {
                     const Interval &iv = box[d];
                     if (!iv.is_bounded()) {

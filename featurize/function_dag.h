@@ -18,6 +18,7 @@
 #include <Halide.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -129,9 +130,33 @@ struct Node {
     void add_update_footprints(std::vector<Span> &region, bool writes) const;
 };
 
+// Whether a consumer stage reads a producer at all, for concrete loop bounds. A stage that reads
+// it only under select conditions (a concat reads each input for some channels) may not read it
+// in a given iteration of a loop nest, and Halide 14's skip-stages pass then skips the
+// producer's production there (not its allocation). Like that pass, a select's condition picks
+// a branch only where it cannot vary: every loop it reads has one iteration, and it reads no
+// Func; otherwise either branch may run. Default-constructed: read unconditionally.
+class UseCondition {
+public:
+    UseCondition() = default;
+    // The condition under which `exprs` (a stage's values, arguments and predicate, estimates
+    // substituted) call `producer`; `loops` are the stage's, innermost first.
+    static UseCondition of(const std::vector<Halide::Expr> &exprs, const std::string &producer,
+                           const std::vector<Loop> &loops);
+    // For concrete loop bounds of the stage, innermost first.
+    bool eval(const std::vector<Span> &loop_bounds) const;
+    bool unconditional() const { return !root_; }
+
+    struct Node;
+
+private:
+    std::shared_ptr<const Node> root_; // null: always read
+};
+
 struct Edge {
     int producer = -1, consumer_node = -1, consumer_stage = -1;
-    int calls = 0; // call sites in the consumer stage
+    int calls = 0;    // call sites in the consumer stage
+    UseCondition use; // whether the stage reads the producer at all (select conditions)
     // Per producer dimension, the required [min, max] over all call sites.
     SymbolicRegion region;
     std::vector<Jacobian> jacobians; // per call site

@@ -313,17 +313,27 @@ const LoopNestBounds::Cached &LoopNestBounds::cached(int node, const Site &site)
         }
     }
     std::vector<Span> r, wide;
+    bool used = false, loaded = false;
     for (int ei : n.outgoing_edges) {
         const Edge &e = dag_.edges[size_t(ei)];
         const StageRef c{e.consumer_node, e.consumer_stage};
         if (!nest_.scheduled(c.node)) continue;
         if (c == site.stage && !nest_.inlined(c.node)) {
             std::vector<Span> tile = tile_bounds(c, site.level);
+            used = used || e.use.eval(tile);
+            loaded = true;
             unite(r, e.required(tile));
             for (int l : loose) tile[size_t(l)] = production_bounds(c)[size_t(l)];
             unite(wide, e.required(tile));
         } else {
-            const std::vector<Span> need = e.required(loop_bounds_at(c, site));
+            const std::vector<Span> loops = loop_bounds_at(c, site);
+            // A consumer computed (or inlined) here reads only where it is itself produced (its
+            // own reads are skipped with it, selects or not); one nested deeper is taken as produced.
+            const bool here = nest_.inlined(c.node) || nest_.compute_site(c) == site;
+            const Cached *at = here ? &cached(c.node, site) : nullptr;
+            used = used || (e.use.eval(loops) && (!at || at->used));
+            loaded = loaded || !at || (nest_.inlined(c.node) ? at->loaded : at->used);
+            const std::vector<Span> need = e.required(loops);
             unite(r, need);
             // An inlined consumer's expressions sit in the host's loops: its loose bounds are ours.
             const bool loose_too = !loose.empty() && nest_.inlined(c.node);
@@ -332,17 +342,24 @@ const LoopNestBounds::Cached &LoopNestBounds::cached(int node, const Site &site)
     }
     if (r.empty()) {
         regions_.push_back(std::make_unique<Cached>(
-            Cached{node, site, n.region_at_root, n.region_at_root})); // nothing scheduled reads it here
+            Cached{node, site, n.region_at_root, n.region_at_root, true, true})); // nothing scheduled reads it here
     } else {
         std::vector<Span> realized = std::move(wide);
         n.add_update_footprints(realized, true);
-        regions_.push_back(std::make_unique<Cached>(Cached{node, site, std::move(r), std::move(realized)}));
+        regions_.push_back(
+            std::make_unique<Cached>(Cached{node, site, std::move(r), std::move(realized), used, loaded}));
     }
     return *regions_.back();
 }
 
 const std::vector<Span> &LoopNestBounds::region(int node, const Site &site) {
     return site.kind == Site::At ? cached(node, site).realized : dag_.nodes[size_t(node)].region_at_root;
+}
+
+bool LoopNestBounds::produced(int node, const Site &site) { return site.kind != Site::At || cached(node, site).used; }
+
+bool LoopNestBounds::allocated(int node, const Site &site) {
+    return site.kind != Site::At || cached(node, site).loaded;
 }
 
 const std::vector<Span> &LoopNestBounds::required(int node, const Site &site) {
@@ -547,6 +564,13 @@ public:
             levels[size_t(c.level)].push_back(int(i));
         }
         for (size_t i = 0; i < dag.nodes.size(); i++) needed(int(i), wanted);
+        may_skip_.assign(dag.nodes.size(), false);
+        for (size_t i = 0; i < dag.nodes.size(); i++) { // consumers first: producers see theirs
+            for (int ei : dag.nodes[i].outgoing_edges) {
+                const Edge &e = dag.edges[size_t(ei)];
+                if (!e.use.unconditional() || may_skip_[size_t(e.consumer_node)]) may_skip_[i] = true;
+            }
+        }
     }
 
     RunTotals run(LoopNestBounds &root) {
@@ -558,20 +582,23 @@ public:
             out.points.emplace_back(m.sums.begin() + std::ptrdiff_t(offset_[i]),
                                     m.sums.begin() + std::ptrdiff_t(offset_[i + 1]));
             out.productions.push_back(m.sums[productions(int(i))]);
+            out.realizations.push_back(m.sums[realizations(int(i))]);
         }
         return out;
     }
 
 private:
     struct Measures {
-        std::vector<double> sums;     // summed over iterations: points per stage (offset_), then productions per node
+        // Summed over iterations: points per stage (offset_), then productions and realizations per node.
+        std::vector<double> sums;
         std::vector<double> realized; // per node: the largest realization
     };
     Measures zero() const {
-        return {std::vector<double>(offset_.back() + dag_.nodes.size(), 0.0),
+        return {std::vector<double>(offset_.back() + 2 * dag_.nodes.size(), 0.0),
                 std::vector<double>(dag_.nodes.size(), 0.0)};
     }
     size_t productions(int node) const { return offset_.back() + size_t(node); }
+    size_t realizations(int node) const { return offset_.back() + dag_.nodes.size() + size_t(node); }
 
     // Whether node i or a Func computed inside its loops is wanted.
     bool needed(int i, const std::vector<bool> *wanted) {
@@ -595,9 +622,13 @@ private:
     void funcs(LoopNestBounds &ctx, const std::vector<int> &nodes, Depth depth, Measures &m) {
         for (int n : nodes) {
             if (!needed_[size_t(n)]) continue;
-            m.sums[productions(n)] += 1;
+            const FuncSchedule &fs = nest_.funcs[size_t(n)];
+            if (!ctx.allocated(n, fs.store)) continue; // only consumers that are skipped here load it
+            m.sums[realizations(n)] += 1;
             double &realized = m.realized[size_t(n)];
-            realized = std::max(realized, double(region_points(ctx.region(n, nest_.funcs[size_t(n)].store))));
+            realized = std::max(realized, double(region_points(ctx.region(n, fs.store))));
+            if (!ctx.produced(n, fs.compute)) continue; // allocated, but no consumer reads it here
+            m.sums[productions(n)] += 1;
             for (size_t s = 0; s < dag_.nodes[size_t(n)].stages.size(); s++) {
                 const StageRef ref{n, int(s)};
                 m.sums[offset_[size_t(n)] + s] += double(ctx.points_per_production(ref));
@@ -618,35 +649,78 @@ private:
     // applied as ratios to the middle tile's measures: exact along the middle path, without a
     // cost exponential in the depth of the nest.
     void site(LoopNestBounds &ctx, StageRef host, int level, const std::vector<int> &nodes, Depth depth, Measures &m) {
-        const bool exact = depth == Depth::Exact;
         const std::vector<Span> mid = ctx.tile_bounds(host, level);
+        // The middle tile cannot stand for the others where it skips a Func they produce.
+        if (depth == Depth::Middle &&
+            std::any_of(nodes.begin(), nodes.end(), [&](int n) { return may_skip_[size_t(n)]; })) {
+            const Measures q = pinned(ctx, host, level, mid, nodes, Depth::Shallow);
+            if (std::any_of(nodes.begin(), nodes.end(), [&](int n) { return q.sums[productions(n)] == 0; }))
+                depth = Depth::Exact;
+        }
+        std::vector<Missed> missed;
+        Measures r = around(ctx, host, level, nodes, depth, mid, mid, &missed);
+        // What the middle tile does not produce at all (Halide skips a Func no consumer reads
+        // there) is measured again around a tile that produces it, so that the variations along
+        // the other loops are seen.
+        while (!missed.empty()) {
+            const size_t loop = missed[0].loop;
+            const Span span = missed[0].span;
+            std::vector<Span> anchor = mid;
+            anchor[loop] = span;
+            const Measures q = around(ctx, host, level, nodes, depth, mid, anchor, nullptr);
+            for (auto it = missed.begin(); it != missed.end();) {
+                if (it->loop != loop || !(it->span == span)) {
+                    ++it;
+                    continue;
+                }
+                r.sums[it->index] = q.sums[it->index];
+                it = missed.erase(it);
+            }
+        }
+        for (size_t i = 0; i < r.sums.size(); i++) m.sums[i] += r.sums[i];
+        for (size_t i = 0; i < r.realized.size(); i++) m.realized[i] = std::max(m.realized[i], r.realized[i]);
+    }
+
+    // A sum the anchor tile of site() has none of, and the first tile along `loop` that has most.
+    struct Missed {
+        size_t index, loop;
+        Span span;
+    };
+
+    // site()'s measures with the host's tile at `anchor` (`mid`, the middle tile, or one near it)
+    // standing for the others: every loop's variation is measured with the other loops at the anchor. With `missed`,
+    // the sums the anchor has none of, though other tiles do, are listed there.
+    Measures around(LoopNestBounds &ctx, StageRef host, int level, const std::vector<int> &nodes, Depth depth,
+                    const std::vector<Span> &mid, const std::vector<Span> &anchor, std::vector<Missed> *missed) {
+        const bool exact = depth == Depth::Exact;
         const auto classes = ctx.tile_classes(host, level);                         // only their counts when not exact
         const auto windows = exact ? ctx.tile_classes(host, level, kInteriorWindow) // read only when exact
                                    : std::vector<std::vector<TileClass>>{};
-        const Measures at_mid = pinned(ctx, host, level, mid, nodes, depth);
+        const Measures at_anchor = pinned(ctx, host, level, anchor, nodes, depth);
         const bool nested = std::any_of(nodes.begin(), nodes.end(), [&](int h) { return hosts_sites(h); });
-        const Measures coarse_mid = exact && nested ? pinned(ctx, host, level, mid, nodes, Depth::Middle) : at_mid;
+        const Measures coarse = exact && nested ? pinned(ctx, host, level, anchor, nodes, Depth::Middle) : at_anchor;
         double tiles = 1;
         for (const auto &c : classes) tiles *= double(loop_count(c));
-        Measures r = at_mid;
+        Measures r = at_anchor;
         for (double &p : r.sums) p *= tiles;
-        std::optional<Measures> shallow_mid; // the middle tile without nested sites, for probes
+        std::optional<Measures> shallow_anchor; // the anchor tile without nested sites, for probes
+        std::vector<bool> listed(missed ? r.sums.size() : 0, false);
         for (size_t l = 0; exact && l < classes.size(); l++) {
             if (classes[l].size() < 2) continue;
-            Measures along = zero(); // the tiles along loop l, the other loops at the middle tile
+            Measures along = zero(); // the tiles along loop l, the other loops at the anchor
             auto add = [&](const Measures &q, int64_t count) {
                 for (size_t i = 0; i < q.sums.size(); i++) along.sums[i] += double(count) * q.sums[i];
                 for (size_t i = 0; i < q.realized.size(); i++)
                     along.realized[i] = std::max(along.realized[i], q.realized[i]);
             };
-            // Tiles measured so far along loop l, the middle one first (a deque: `at` returns
+            // Tiles measured so far along loop l, the anchor first (a deque: `at` returns
             // references that must outlive later measurements).
-            std::deque<std::pair<Span, Measures>> seen{{mid[l], coarse_mid}};
+            std::deque<std::pair<Span, Measures>> seen{{anchor[l], coarse}};
             auto at = [&](const Span &span) -> const Measures & {
                 for (const auto &[sp, q] : seen) {
                     if (sp == span) return q;
                 }
-                std::vector<Span> tile = mid;
+                std::vector<Span> tile = anchor;
                 tile[l] = span;
                 seen.emplace_back(span, pinned(ctx, host, level, tile, nodes, Depth::Middle));
                 return seen.back().second;
@@ -655,28 +729,34 @@ private:
             // only where the probes find a difference).
             auto probe = [&](const Span &span) -> Measures {
                 if (!nested) return at(span);
-                if (span == mid[l]) {
-                    if (!shallow_mid) shallow_mid = pinned(ctx, host, level, mid, nodes, Depth::Shallow);
-                    return *shallow_mid;
+                if (span == anchor[l]) {
+                    if (!shallow_anchor) shallow_anchor = pinned(ctx, host, level, anchor, nodes, Depth::Shallow);
+                    return *shallow_anchor;
                 }
-                std::vector<Span> tile = mid;
+                std::vector<Span> tile = anchor;
                 tile[l] = span;
                 return pinned(ctx, host, level, tile, nodes, Depth::Shallow);
             };
             for (const TileClass &c : interior_classes(classes[l], windows[l], mid[l], probe)) add(at(c.span), c.count);
             const double n = double(loop_count(classes[l]));
             for (size_t i = 0; i < r.sums.size(); i++) {
-                const double base = coarse_mid.sums[i];
+                const double base = coarse.sums[i];
                 r.sums[i] = base > 0 ? r.sums[i] * along.sums[i] / (n * base) : r.sums[i] + along.sums[i] * tiles / n;
+                if (missed && base == 0 && along.sums[i] > 0 && !listed[i]) {
+                    listed[i] = true;
+                    auto most = std::max_element(seen.begin(), seen.end(), [&](const auto &a, const auto &b) {
+                        return a.second.sums[i] < b.second.sums[i];
+                    });
+                    missed->push_back({i, l, most->first});
+                }
             }
             for (size_t i = 0; i < r.realized.size(); i++) {
-                const double base = coarse_mid.realized[i];
+                const double base = coarse.realized[i];
                 r.realized[i] =
                     base > 0 ? r.realized[i] * along.realized[i] / base : std::max(r.realized[i], along.realized[i]);
             }
         }
-        for (size_t i = 0; i < r.sums.size(); i++) m.sums[i] += r.sums[i];
-        for (size_t i = 0; i < r.realized.size(); i++) m.realized[i] = std::max(m.realized[i], r.realized[i]);
+        return r;
     }
 
     // Most interiors are uniform: the middle tile stands for all. Where a consumer resamples,
@@ -739,6 +819,7 @@ private:
     std::vector<std::vector<std::vector<std::vector<int>>>> hosted_; // [node][stage][level]: Funcs computed there
     std::vector<int> roots_;                                         // Funcs computed at root
     std::vector<int> needed_;                                        // -1 unknown, 0, 1
+    std::vector<bool> may_skip_; // read conditionally, maybe through its consumers: may not be produced
 };
 
 namespace {

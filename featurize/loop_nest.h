@@ -136,6 +136,12 @@ public:
     // The region of `node` Halide realizes per iteration of `site`: what its consumers need there,
     // and what its update stages read and write of it (Node::add_update_footprints).
     const std::vector<Span> &region(int node, const Site &site);
+    // Whether `node`, realized per iteration of `site`, is produced there: whether any consumer
+    // reads it (UseCondition; Halide skips the production, not the allocation, otherwise).
+    bool produced(int node, const Site &site);
+    // Whether it is allocated there: whether any consumer that is produced there loads it (a
+    // select loads both branches, so only skipped consumers' loads are skipped).
+    bool allocated(int node, const Site &site);
     // Only what its consumers need per iteration of `site` (at root: the realized region).
     const std::vector<Span> &required(int node, const Site &site);
     // A stage's loop bounds (innermost first) when its Func computes `region`.
@@ -193,6 +199,7 @@ public:
     struct RunTotals {
         std::vector<std::vector<double>> points; // per node and stage: points computed in all
         std::vector<double> productions;         // per node: times it is computed
+        std::vector<double> realizations;        // per node: times it is allocated (productions or skipped)
         std::vector<double> realized_points;     // per node: points of its largest realization
     };
     // Only Funcs marked in `wanted` (all when null) are exact; others may be left at zero.
@@ -233,6 +240,8 @@ private:
         int node = -1;
         Site site;
         std::vector<Span> required, realized;
+        bool used = true;   // some consumer reads it here (produced)
+        bool loaded = true; // some consumer that is produced here loads it (allocated)
     };
     struct Production {
         StageRef stage;

@@ -281,13 +281,17 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     // Where and how often.
     // Summed over tile classes too: a host's trip counts vary with its own site's tiles.
     f.num_productions = totals_.productions[size_t(s.node)];
-    f.num_realizations = fs.store == fs.compute ? f.num_productions : double(b_.iterations(fs.store));
+    // Halide skips a production no consumer reads in that iteration (a concat's input for the
+    // other input's channels), but still allocates it.
+    f.num_realizations =
+        fs.store == fs.compute ? totals_.realizations[size_t(s.node)] : double(b_.iterations(fs.store));
     // Summed over every tile of the site (regions vary: tails, clamped edges); per production
     // and realization on average. Storage is never hoisted above the compute site yet
     // (storage_error), so no window slides.
     f.points_computed_total = totals_.points[size_t(s.node)][size_t(s.stage)];
-    f.points_computed_per_production = f.points_computed_total / f.num_productions;
-    f.points_computed_per_realization = f.points_computed_total / f.num_realizations;
+    auto mean = [&](double count) { return count > 0 ? f.points_computed_total / count : 0.0; };
+    f.points_computed_per_production = mean(f.num_productions); // never produced: 0
+    f.points_computed_per_realization = mean(f.num_realizations);
     const Region stored = b_.region(s.node, fs.store);
 
     // The innermost tile.
