@@ -17,6 +17,7 @@
 //    schedule).
 #include "benchmarks/halide_samples.h"
 #include "common/stopwatch.h"
+#include "featurize/host_target.h"
 
 #include "apps/app.h"
 #include "featurize/function_dag.h"
@@ -51,7 +52,7 @@ namespace st = schedforge::trainer;
 using schedforge::seconds_since;
 
 void bench_inference(const std::vector<std::string> &apps, const st::Weights &weights) {
-    const Halide::Target target = Halide::get_host_target();
+    const Halide::Target target = schedforge::featurize::host_target();
     ss::SearchOptions options;
     options.cores = ss::fingerprint_this_machine().logical_cpus;
     schedforge::tools::Table table({"app", "manual states", "manual states/s", "learned states", "learned states/s",

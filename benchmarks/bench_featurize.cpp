@@ -14,6 +14,7 @@
 #include "common/stopwatch.h"
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
+#include "featurize/host_target.h"
 #include "featurize/random_loop_nest.h"
 #include "featurize/schedule_features.h"
 #include "tools/app_list.h"
@@ -122,7 +123,7 @@ int main(int argc, char **argv) {
     app.add_option("--seed", seed, "Seed of the first random LoopNest");
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         const std::vector<std::string> names = schedforge::tools::parse_app_list(apps_arg);
-        const Halide::Target target = Halide::get_host_target();
+        const Halide::Target target = schedforge::featurize::host_target();
         schedforge::tools::Table table({"app", "nodes", "edges", "dag ms", "lower ms", "dag/lower", "ns/region"});
         schedforge::tools::Table features_table(
             {"app", "stages", "us/stage complete", "us/stage partial", "features/lower"});

@@ -7,6 +7,7 @@
 // baseline measured in the same process: the median JIT compile time of a hand-written 3x3 box
 // blur (a fixed, tiny Halide pipeline).
 #include "common/stopwatch.h"
+#include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
@@ -58,7 +59,7 @@ int main(int argc, char **argv) {
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         const sg::GeneratorConfig cfg =
             config_path.empty() ? sg::GeneratorConfig() : sg::load_generator_config(config_path);
-        const Halide::Target target = Halide::get_jit_target_from_environment();
+        const Halide::Target target = schedforge::featurize::jit_target();
 
         // 1. Synthesis only (spec, no Halide).
         auto start = Clock::now();

@@ -7,6 +7,7 @@
 // baseline that JIT-compiles and times the same pipeline with the same protocol. The baseline
 // runs after the runner: a process that has run JIT code must not fork workers.
 #include "common/stopwatch.h"
+#include "featurize/host_target.h"
 #include "sampler/benchmark_runner.h"
 #include "tools/cli.h"
 
@@ -67,7 +68,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < jobs; i++) {
             ss::PreparedJob p = blur();
             auto t = Clock::now();
-            p.pipeline.compile_jit(Halide::Target(options.target));
+            p.pipeline.compile_jit(schedforge::featurize::runnable_here(Halide::Target(options.target)));
             base_compile += seconds_since(t) / jobs;
             const ss::TimingResult tr = ss::time_runs(options.timing, 1, [&]() { p.pipeline.realize(p.output); });
             for (double s : tr.samples) base_timing += s / jobs;

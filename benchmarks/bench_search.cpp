@@ -14,6 +14,7 @@
 #include "apps/app.h"
 #include "common/stopwatch.h"
 #include "featurize/function_dag.h"
+#include "featurize/host_target.h"
 #include "sampler/beam_search.h"
 #include "sampler/benchmark_runner.h"
 #include "sampler/cost_model.h"
@@ -55,7 +56,7 @@ int main(int argc, char **argv) {
         const std::vector<std::string> names = schedforge::tools::parse_app_list(apps_arg);
         setenv("HL_BEAM_SIZE", std::to_string(beam).c_str(), 1);
         setenv("HL_NUM_PASSES", std::to_string(passes).c_str(), 1);
-        const Halide::Target target = Halide::get_host_target();
+        const Halide::Target target = schedforge::featurize::host_target();
         const ss::HardwareFingerprint fp = ss::fingerprint_this_machine();
         const Halide::MachineParams params = ss::machine_params_for(fp);
 

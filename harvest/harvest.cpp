@@ -1,4 +1,5 @@
 #include "harvest/harvest.h"
+#include "featurize/host_target.h"
 
 #include "common/build_info.h"
 #include "common/errors.h"
@@ -274,7 +275,7 @@ ds::FileInfo harvest_file_info(const HarvestConfig &config) {
     info.producer_commit = common::producer_commit();
     const ss::HardwareFingerprint fp = ss::fingerprint_this_machine();
     info.halide_version = fp.halide_version;
-    info.target = Halide::Target(config.runner.target).to_string();
+    info.target = featurize::runnable_here(Halide::Target(config.runner.target)).to_string();
     for (const auto &[k, v] : fp.fields()) info.hardware += k + " = " + v + "\n";
     const ss::TimingProtocol &t = config.runner.timing;
     info.timing_protocol =
@@ -299,7 +300,7 @@ HarvestStats run_harvest(const HarvestConfig &config, const std::string &out_pat
     std::vector<PlannedPipeline> plan;
     std::vector<JobInfo> infos;
     std::vector<ss::BenchmarkJob> jobs;
-    const Halide::Target target(config.runner.target);
+    const Halide::Target target = featurize::runnable_here(Halide::Target(config.runner.target));
     for (int64_t i = 0; i < config.pipelines; i++) {
         PlannedPipeline p;
         p.index = i;

@@ -1,4 +1,5 @@
 #include "sampler/benchmark_runner.h"
+#include "featurize/host_target.h"
 
 #include "common/errors.h"
 #include "common/wire.h"
@@ -142,7 +143,7 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
         const auto t0 = Clock::now();
         send(result_fd, 'P', prepared.payload);
         if (prepared.before_compile) prepared.before_compile();
-        prepared.pipeline.compile_jit(Halide::Target(options.target));
+        prepared.pipeline.compile_jit(featurize::runnable_here(Halide::Target(options.target)));
         compiled = true;
         ByteWriter c;
         c.put<double>(std::chrono::duration<double>(t0 - start).count());
@@ -151,7 +152,7 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
         char go = 0;
         while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {
         }
-        const Halide::Target target(options.target);
+        const Halide::Target target = featurize::runnable_here(Halide::Target(options.target));
         const auto timing_start = Clock::now();
         TimingResult timing =
             time_runs(options.timing, threads, [&]() { prepared.pipeline.realize(prepared.output, target); });
@@ -411,7 +412,8 @@ std::vector<JobResult> run_jobs(const std::vector<BenchmarkJob> &jobs, const Run
                                 const std::atomic<bool> *stop) {
     validate(options);
     static std::set<std::string> warmed;
-    if (!jobs.empty() && warmed.insert(options.target).second) warm_jit_runtime(Halide::Target(options.target));
+    if (!jobs.empty() && warmed.insert(options.target).second)
+        warm_jit_runtime(featurize::runnable_here(Halide::Target(options.target)));
     return Supervisor(jobs, options, on_done, stop).run();
 }
 

@@ -1,4 +1,5 @@
 #include "sampler/fingerprint.h"
+#include "featurize/host_target.h"
 
 #include <Halide.h>
 
@@ -118,7 +119,7 @@ HardwareFingerprint fingerprint_this_machine() {
     fp.gpu_name = run_command("nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1");
     fp.gpu_driver = run_command("nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1");
     fp.halide_version = SCHEDFORGE_HALIDE_VERSION;
-    fp.target = Halide::get_host_target().to_string();
+    fp.target = schedforge::featurize::host_target().to_string();
     return fp;
 }
 

@@ -14,6 +14,7 @@
 #include "apps/app.h"
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
+#include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
@@ -157,7 +158,7 @@ int main(int argc, char **argv) {
         } else if (!sa::make_app(app_name)) {
             throw UserError("--app: unknown app '" + app_name + "'");
         }
-        const Halide::Target target = Halide::get_host_target();
+        const Halide::Target target = schedforge::featurize::host_target();
         auto build = [spec, app_name]() { return build_subject(spec, app_name); };
         if (bench) benchmark(build, options, target); // first: the runner forks before any thread starts
         Subject subject = build();

@@ -15,6 +15,7 @@
 // status in the table and its reason in the CSV. DIR receives comparison.csv, comparison.png
 // (gnuplot), fingerprint.txt and workers.log (what the workers printed, e.g. autoscheduler logs).
 #include "apps/app.h"
+#include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
@@ -146,7 +147,7 @@ int main(int argc, char **argv) {
         const sg::GeneratorConfig cfg =
             config_path.empty() ? sg::GeneratorConfig() : sg::load_generator_config(config_path);
         ss::validate(runner);
-        const Halide::Target target(runner.target);
+        const Halide::Target target = schedforge::featurize::runnable_here(Halide::Target(runner.target));
         // Fast-math may move a float that becomes an integer by one; StrictFloat does not.
         runner.integer_tolerance = target.has_feature(Halide::Target::StrictFloat) ? 0 : 1;
         schedforge::tools::ensure_directory(out_dir);

@@ -9,6 +9,7 @@
 #include "common/errors.h"
 #include "featurize/agreement.h"
 #include "featurize/apply.h"
+#include "featurize/host_target.h"
 #include "featurize/random_loop_nest.h"
 #include "generator/build.h"
 #include "generator/config.h"
@@ -92,8 +93,9 @@ int main(int argc, char **argv) {
     app.add_flag("--check-outputs", check_outputs, "also run every schedule and compare with compute_root");
     return tools::run_cli(app, argc, argv, [&] {
         const gen::GeneratorConfig cfg = gen::load_generator_config(config);
-        const Halide::Target target =
-            Halide::get_host_target().with_feature(Halide::Target::StrictFloat).with_feature(Halide::Target::NoAsserts);
+        const Halide::Target target = schedforge::featurize::host_target()
+                                          .with_feature(Halide::Target::StrictFloat)
+                                          .with_feature(Halide::Target::NoAsserts);
         if (!explain.empty()) {
             const auto [p, k] = parse_explain(explain);
             const MeasuredSchedule m = measure_schedule(gen::synthesize_pipeline(cfg, p), p, k, target);

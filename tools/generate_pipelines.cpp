@@ -8,6 +8,7 @@
 // plus pipelines.tsv, one row per pipeline. --run uses the all-compute_root schedule by default:
 // Halide's own default (everything inlined, reductions recomputed at their consumers' innermost
 // loop) can take minutes on full-size pipelines; ask for it with --schedule inline.
+#include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/rng.h"
@@ -100,7 +101,7 @@ int main(int argc, char **argv) {
         schedforge::tools::Table table(header);
         std::string tsv;
         int failures = 0;
-        const Halide::Target target = Halide::get_jit_target_from_environment();
+        const Halide::Target target = schedforge::featurize::jit_target();
 
         schedforge::tools::ProgressBar progress("pipelines", count);
         for (int64_t i = 0; i < count; i++) {

@@ -3,6 +3,7 @@
 // impractical). Float outputs within a relative 1e-4 (the
 // schedules reorder nothing, but fast-math may fuse multiply-adds).
 #include "apps/app.h"
+#include "featurize/host_target.h"
 #include "sampler/output_check.h"
 
 #include <gtest/gtest.h>
@@ -16,7 +17,7 @@ class AppReference : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(AppReference, ManualScheduleMatchesNaiveReference) {
     BuiltApp built = build_app(GetParam(), /*small=*/true);
-    const Halide::Target target = Halide::get_jit_target_from_environment();
+    const Halide::Target target = schedforge::featurize::jit_target();
     built.app->schedule_manual(target);
     built.pipeline.realize(built.output_buffer, target);
     EXPECT_EQ(sampler::compare_buffers(built.app->reference(built.inputs), built.output_buffer), "");
@@ -28,7 +29,7 @@ TEST_P(AppReference, DefaultScheduleMatchesNaiveReference) {
         // Inlining everything is impractical here: check the all-compute_root schedule instead.
         schedule_compute_root(built);
     }
-    built.pipeline.realize(built.output_buffer, Halide::get_jit_target_from_environment());
+    built.pipeline.realize(built.output_buffer, schedforge::featurize::jit_target());
     EXPECT_EQ(sampler::compare_buffers(built.app->reference(built.inputs), built.output_buffer), "");
 }
 

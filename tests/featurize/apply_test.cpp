@@ -5,6 +5,7 @@
 #include "apps/app.h"
 #include "featurize/agreement.h"
 #include "featurize/apply.h"
+#include "featurize/host_target.h"
 #include "featurize/random_loop_nest.h"
 #include "generator/build.h"
 #include "generator/config.h"
@@ -19,9 +20,7 @@ namespace schedforge::featurize {
 namespace {
 
 // StrictFloat: LLVM may otherwise fuse float operations differently per schedule.
-Halide::Target strict_target() {
-    return Halide::get_jit_target_from_environment().with_feature(Halide::Target::StrictFloat);
-}
+Halide::Target strict_target() { return schedforge::featurize::jit_target().with_feature(Halide::Target::StrictFloat); }
 
 class RandomPipelineLoopNests : public ::testing::TestWithParam<int> {};
 
@@ -286,6 +285,67 @@ TEST(FeatureAgreement, SplitVariablesKeepTightAllocationsInFusedLoops) {
     const LoweredStats measured = s.measured();
     EXPECT_EQ(measured.stage(s.name, 0).points_computed_total, 8 * 4 * 3 * 2);
     EXPECT_EQ(measured.func(s.name).bytes_at_realization, 2 * 4 * 4);
+}
+
+// out(x, c) concatenates a (channels 0..1) and b (channels 2..4), as the generator's concat does;
+// out runs in tiles of 8 columns by one channel, so each tile reads one of them, and Halide 14
+// skips the other's production there (its allocation stays: a select loads both sides). p, read
+// only by a and computed beside it, is loaded only where a is produced, so it is not even
+// allocated elsewhere. With `b_twice`, b is read twice in one branch: lowering lets the common
+// read outside the select, which makes it unconditional.
+struct Concatenated {
+    Halide::Var x{"x"}, c{"c"};
+    Halide::Func p{"p"}, a{"a"}, b{"b"}, out{"out"};
+    explicit Concatenated(bool b_twice) {
+        p(x, c) = x * 3 + c;
+        a(x, c) = p(x, c) + 1;
+        b(x, c) = x - c;
+        const Halide::Expr from_b = b(x, Halide::max(c - 2, 0));
+        out(x, c) = Halide::select(c < 2, a(x, Halide::min(c, 1)), b_twice ? from_b * from_b + 1 : from_b);
+        out.set_estimates({{0, 16}, {0, 5}});
+    }
+};
+
+TEST(FeatureAgreement, ProductionsNoConsumerReadsAreSkipped) {
+    Concatenated cat(false);
+    PerTileProducer s(cat.out, cat.a, {{{8, 1}}, -1, 1, false, false}); // 2 x 5 tiles
+    const int p = s.dag.node_index("p");
+    s.nest.funcs[size_t(p)] = {Site::at({s.out, 0}, 0), Site::at({s.out, 0}, 0), {StageTiling{}}};
+    const int b = s.dag.node_index("b");
+    s.nest.funcs[size_t(b)] = {Site::at({s.out, 0}, 0), Site::at({s.out, 0}, 0), {StageTiling{}}};
+    ASSERT_EQ(s.nest.validate(s.dag), "");
+    const Edge &a_to_out = s.dag.edges[size_t(s.dag.nodes[size_t(s.producer)].outgoing_edges[0])];
+    EXPECT_FALSE(a_to_out.use.unconditional());
+    EXPECT_TRUE(a_to_out.use.eval({{0, 7}, {1, 1}}));
+    EXPECT_FALSE(a_to_out.use.eval({{0, 7}, {2, 2}}));
+    EXPECT_TRUE(a_to_out.use.eval({{0, 7}, {1, 2}})); // the condition varies: either side may run
+
+    std::map<int, ScheduleFeatures> predicted;
+    for (const StageFeatures &f : compute_schedule_features(s.dag, s.nest, s.target)) predicted[f.node] = f.features;
+    EXPECT_EQ(predicted[s.producer].num_realizations, 10);
+    EXPECT_EQ(predicted[s.producer].num_productions, 4); // channels 0 and 1
+    EXPECT_EQ(predicted[s.producer].points_computed_total, 4 * 8);
+    EXPECT_EQ(predicted[p].num_realizations, 4);
+    EXPECT_EQ(predicted[p].num_productions, 4);
+    EXPECT_EQ(predicted[b].num_realizations, 10);
+    EXPECT_EQ(predicted[b].num_productions, 6); // channels 2..4
+
+    const LoweredStats measured = s.measured();
+    EXPECT_EQ(measured.func("a").num_realizations, 10);
+    EXPECT_EQ(measured.func("a").num_productions, 4);
+    EXPECT_EQ(measured.stage("a", 0).points_computed_total, 4 * 8);
+    EXPECT_EQ(measured.func("p").num_realizations, 4);
+    EXPECT_EQ(measured.func("p").num_productions, 4);
+    EXPECT_EQ(measured.func("b").num_realizations, 10);
+    EXPECT_EQ(measured.func("b").num_productions, 6);
+}
+
+TEST(FeatureAgreement, CommonReadsInOneBranchAreUnconditional) {
+    Concatenated cat(true);
+    PerTileProducer s(cat.out, cat.b, {{{8, 1}}, -1, 1, false, false});
+    EXPECT_TRUE(s.dag.edges[size_t(s.dag.nodes[size_t(s.producer)].outgoing_edges[0])].use.unconditional());
+    EXPECT_EQ(s.predicted().num_productions, 10);
+    EXPECT_EQ(s.measured().func(s.name).num_productions, 10);
 }
 
 TEST(FloatToIntegerCasts, AreNeverInlined) {

@@ -9,6 +9,7 @@
 // when outputs differ the test re-runs the very same schedule with every storage level moved down
 // to its compute level: if that matches the reference, the difference is Halide's, and the test
 // says so instead of failing; if not, the test fails.
+#include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
@@ -46,7 +47,7 @@ TEST_P(BuiltinAutoscheduler, SchedulesAndMatchesDefaultSchedule) {
         load_generator_config(std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/small.yaml");
     const PipelineSpec spec = synthesize_pipeline(cfg, seed);
     SCOPED_TRACE(spec.to_text());
-    const Halide::Target target = Halide::get_jit_target_from_environment().with_feature(Halide::Target::StrictFloat);
+    const Halide::Target target = schedforge::featurize::jit_target().with_feature(Halide::Target::StrictFloat);
 
     BuiltPipeline reference = build_pipeline(spec);
     const Halide::Buffer<> expected = reference.run(target);

@@ -2,6 +2,7 @@
 // the same meaning: Halide's values of random pointwise stages equal the interpreter's, exactly
 // for integer and bool trees, and to a relative 1e-3 for float trees (the interpreter computes
 // floats in long double).
+#include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/expr_eval.h"
@@ -51,7 +52,7 @@ TEST_P(ExprSemantics, HalideMatchesInterpreterOnPointwiseStages) {
     }
     cfg.max_fan_in = 3;
     const PipelineSpec spec = synthesize_pipeline(cfg, uint64_t(GetParam()));
-    const Halide::Target target = Halide::get_jit_target_from_environment().with_feature(Halide::Target::StrictFloat);
+    const Halide::Target target = schedforge::featurize::jit_target().with_feature(Halide::Target::StrictFloat);
     int checked = 0;
     for (size_t i = 0; i < spec.nodes.size(); i++) {
         const Node &node = spec.nodes[i];

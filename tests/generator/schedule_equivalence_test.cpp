@@ -7,6 +7,7 @@
 // stays cheap. Both runs use Halide's StrictFloat target feature: without it LLVM may reassociate
 // and fuse float operations differently per schedule, and a float that later becomes an integer
 // can then differ by one.
+#include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
@@ -24,7 +25,7 @@ TEST_P(ScheduleEquivalence, DefaultAndComputeRootAgree) {
         load_generator_config(std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/small.yaml");
     const PipelineSpec spec = synthesize_pipeline(cfg, uint64_t(GetParam()));
     SCOPED_TRACE(spec.to_text());
-    const Halide::Target target = Halide::get_jit_target_from_environment().with_feature(Halide::Target::StrictFloat);
+    const Halide::Target target = schedforge::featurize::jit_target().with_feature(Halide::Target::StrictFloat);
 
     BuiltPipeline inlined = build_pipeline(spec);
     const Halide::Buffer<> expected = inlined.run(target);

@@ -8,6 +8,7 @@
 //     Generator then writes nothing.
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
+#include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
@@ -32,7 +33,7 @@ namespace {
 using testing::kSmallConfig;
 namespace fs = std::filesystem;
 
-const Halide::Target kTarget = Halide::get_jit_target_from_environment().with_feature(Halide::Target::StrictFloat);
+const Halide::Target kTarget = schedforge::featurize::jit_target().with_feature(Halide::Target::StrictFloat);
 
 gen::PipelineSpec small_pipeline(uint64_t seed) {
     return gen::synthesize_pipeline(gen::load_generator_config(kSmallConfig), seed);

@@ -5,6 +5,7 @@
 #include "common/errors.h"
 #include "featurize/apply.h"
 #include "featurize/cost_terms.h"
+#include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/rng.h"
@@ -28,9 +29,7 @@ namespace sf = schedforge::featurize;
 const std::string kSmall = std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/small.yaml";
 const std::string kDefault = std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/default.yaml";
 
-Halide::Target strict_target() {
-    return Halide::get_jit_target_from_environment().with_feature(Halide::Target::StrictFloat);
-}
+Halide::Target strict_target() { return schedforge::featurize::jit_target().with_feature(Halide::Target::StrictFloat); }
 
 SearchOptions options(int beam, int passes, double dropout = 1, uint64_t seed = 0) {
     SearchOptions o;
