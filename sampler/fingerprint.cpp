@@ -112,6 +112,20 @@ HardwareFingerprint fingerprint_this_machine() {
         c.size_bytes = parse_size(read_text((p / "size").string()));
         fp.caches.push_back(c);
     }
+    if (fp.caches.empty()) {
+        // Some containers hide sysfs' cache folders; glibc reads the sizes from CPUID instead.
+        const struct {
+            int level, name;
+            const char *type;
+        } levels[] = {{1, _SC_LEVEL1_DCACHE_SIZE, "Data"},
+                      {1, _SC_LEVEL1_ICACHE_SIZE, "Instruction"},
+                      {2, _SC_LEVEL2_CACHE_SIZE, "Unified"},
+                      {3, _SC_LEVEL3_CACHE_SIZE, "Unified"}};
+        for (const auto &l : levels) {
+            const long size = sysconf(l.name);
+            if (size > 0) fp.caches.push_back({l.level, l.type, int64_t(size)});
+        }
+    }
     std::istringstream meminfo(read_text("/proc/meminfo"));
     while (std::getline(meminfo, line)) {
         if (line.rfind("MemTotal:", 0) == 0) fp.memory_bytes = std::atoll(line.substr(9).c_str()) * 1024;

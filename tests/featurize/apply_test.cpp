@@ -15,6 +15,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <regex>
+#include <sstream>
 
 namespace schedforge::featurize {
 namespace {
@@ -384,8 +387,19 @@ TEST(FloatToIntegerCasts, AreNeverInlined) {
     EXPECT_GT(negative, 500);
     Quantizer inlined;
     inlined.wave.compute_root();
-    EXPECT_NE(sampler::compare_buffers(expected, inlined.realize()), "")
-        << "Halide no longer drops the int8 step of an inlined cast: converts_float_to_integer can go";
+    if (sampler::compare_buffers(expected, inlined.realize()).empty()) {
+        // On some CPUs (AVX-512) the direct float-to-uint8 conversion of a negative value happens
+        // to wrap as the int8 step would: the bug is then seen in the code, not the output.
+        Quantizer again;
+        again.wave.compute_root();
+        const std::string path = ::testing::TempDir() + "quantized.stmt";
+        again.pipeline.compile_to_lowered_stmt(path, {}, Halide::Text, strict_target());
+        std::ifstream in(path);
+        std::stringstream code;
+        code << in.rdbuf();
+        EXPECT_FALSE(std::regex_search(code.str(), std::regex("[^u]int8\\(")))
+            << "Halide no longer drops the int8 step of an inlined cast: converts_float_to_integer can go";
+    }
 
     for (uint64_t seed = 0; seed < 6; seed++) {
         Quantizer searched;
