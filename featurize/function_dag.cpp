@@ -365,6 +365,15 @@ namespace {
 Expr for_use_conditions(const Expr &e) {
     return common_subexpression_elimination(with_estimates(substitute_in_all_lets(e)));
 }
+// The symbols of a stage's loop bounds: symbol 2i is loop i's min, 2i + 1 its max.
+std::vector<std::string> loop_bound_symbols(const std::vector<Loop> &loops) {
+    std::vector<std::string> symbols;
+    for (const Loop &l : loops) {
+        symbols.push_back("sf$" + l.var + ".min");
+        symbols.push_back("sf$" + l.var + ".max");
+    }
+    return symbols;
+}
 } // namespace
 
 struct UseCondition::Node {
@@ -400,12 +409,8 @@ UseNode use_or(UseNode a, UseNode b) {
 // predicate: a call reads it; a select reads it under its condition, or in its condition.
 class UseFinder : public IRVisitor {
 public:
-    UseFinder(const std::string &producer, const std::vector<Loop> &loops) : producer_(producer), loops_(loops) {
-        for (const Loop &l : loops) {
-            symbols_.push_back("sf$" + l.var + ".min");
-            symbols_.push_back("sf$" + l.var + ".max");
-        }
-    }
+    UseFinder(const std::string &producer, const std::vector<Loop> &loops)
+        : producer_(producer), loops_(loops), symbols_(loop_bound_symbols(loops)) {}
     UseNode found; // what the expressions visited so far read
 
 private:
@@ -630,13 +635,11 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 st.loops.push_back(l);
             }
             // Symbolic loop bounds: symbol 2i = loop i's min, 2i+1 its max.
-            std::vector<std::string> symbols;
+            const std::vector<std::string> symbols = loop_bound_symbols(st.loops);
             Scope<Interval> scope;
-            for (const Loop &l : st.loops) {
-                symbols.push_back("sf$" + l.var + ".min");
-                symbols.push_back("sf$" + l.var + ".max");
-                scope.push(l.var, Interval(Variable::make(Int(32), symbols[symbols.size() - 2]),
-                                           Variable::make(Int(32), symbols.back())));
+            for (size_t l = 0; l < st.loops.size(); l++) {
+                scope.push(st.loops[l].var, Interval(Variable::make(Int(32), symbols[2 * l]),
+                                                     Variable::make(Int(32), symbols[2 * l + 1])));
             }
             std::map<std::string, Box> boxes;
             auto require = [&](const Expr &e) {

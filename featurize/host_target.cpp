@@ -1,7 +1,6 @@
 #include "featurize/host_target.h"
 
 #include <cpuid.h>
-#include <cstdlib>
 
 namespace schedforge::featurize {
 
@@ -20,9 +19,6 @@ Halide::Target runnable_here(Halide::Target t) {
 
 Halide::Target host_target() { return runnable_here(Halide::get_host_target()); }
 
-Halide::Target jit_target() {
-    const char *chosen = std::getenv("HL_JIT_TARGET");
-    return chosen && *chosen ? Halide::get_jit_target_from_environment() : host_target();
-}
+Halide::Target jit_target() { return runnable_here(Halide::get_jit_target_from_environment()); }
 
 } // namespace schedforge::featurize

@@ -13,8 +13,8 @@ namespace schedforge::featurize {
 
 // Halide::get_host_target(), corrected as above.
 Halide::Target host_target();
-// The HL_JIT_TARGET environment variable when set (the user's choice, as Halide reads it),
-// host_target() otherwise.
+// Halide::get_jit_target_from_environment() (HL_JIT_TARGET, else the host), corrected as above:
+// JIT code runs on this CPU.
 Halide::Target jit_target();
 // `t` less AVX512_SapphireRapids where this CPU lacks AVX512-FP16.
 Halide::Target runnable_here(Halide::Target t);
