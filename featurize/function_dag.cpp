@@ -365,6 +365,17 @@ namespace {
 Expr for_use_conditions(const Expr &e) {
     return common_subexpression_elimination(with_estimates(substitute_in_all_lets(e)));
 }
+bool has_select(const Definition &def) {
+    class Finder : public IRVisitor {
+        using IRVisitor::visit;
+        void visit(const Halide::Internal::Select *) override { found = true; }
+
+    public:
+        bool found = false;
+    } finder;
+    def.accept(&finder);
+    return finder.found;
+}
 // The symbols of a stage's loop bounds: symbol 2i is loop i's min, 2i + 1 its max.
 std::vector<std::string> loop_bound_symbols(const std::vector<Loop> &loops) {
     std::vector<std::string> symbols;
@@ -655,11 +666,14 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
             for (const Expr &e : defs[si].values()) require(e);
             for (const Expr &e : defs[si].args()) require(e);
             require(defs[si].predicate());
-            std::vector<Expr> read_exprs; // for the edges' use conditions
-            for (const std::vector<Expr> *list : {&defs[si].values(), &defs[si].args()}) {
-                for (const Expr &e : *list) read_exprs.push_back(for_use_conditions(e));
+            // For the edges' use conditions; without a select every read is unconditional.
+            std::vector<Expr> read_exprs;
+            if (has_select(defs[si])) {
+                for (const std::vector<Expr> *list : {&defs[si].values(), &defs[si].args()}) {
+                    for (const Expr &e : *list) read_exprs.push_back(for_use_conditions(e));
+                }
+                if (defs[si].predicate().defined()) read_exprs.push_back(for_use_conditions(defs[si].predicate()));
             }
-            if (defs[si].predicate().defined()) read_exprs.push_back(for_use_conditions(defs[si].predicate()));
             for (const auto &[name, box] : boxes) {
                 const int producer = dag.node_index(name);
                 if (producer < 0) continue; // not a Func or image of this pipeline
@@ -687,7 +701,7 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 e.consumer_stage = int(si);
                 e.calls = int(jacobians.size());
                 e.jacobians = std::move(jacobians);
-                e.use = UseCondition::of(read_exprs, name, st.loops);
+                if (!read_exprs.empty()) e.use = UseCondition::of(read_exprs, name, st.loops);
                 for (size_t d = 0; d < box.size(); d++) {
                     const Interval &iv = box[d];
                     if (!iv.is_bounded()) {

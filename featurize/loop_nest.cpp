@@ -356,10 +356,10 @@ const std::vector<Span> &LoopNestBounds::region(int node, const Site &site) {
     return site.kind == Site::At ? cached(node, site).realized : dag_.nodes[size_t(node)].region_at_root;
 }
 
-bool LoopNestBounds::produced(int node, const Site &site) { return site.kind != Site::At || cached(node, site).used; }
-
-bool LoopNestBounds::allocated(int node, const Site &site) {
-    return site.kind != Site::At || cached(node, site).loaded;
+LoopNestBounds::Realization LoopNestBounds::realization(int node, const Site &site) {
+    if (site.kind != Site::At) return {dag_.nodes[size_t(node)].region_at_root, true, true};
+    const Cached &c = cached(node, site);
+    return {c.realized, c.loaded, c.used};
 }
 
 const std::vector<Span> &LoopNestBounds::required(int node, const Site &site) {
@@ -622,12 +622,13 @@ private:
     void funcs(LoopNestBounds &ctx, const std::vector<int> &nodes, Depth depth, Measures &m) {
         for (int n : nodes) {
             if (!needed_[size_t(n)]) continue;
-            const FuncSchedule &fs = nest_.funcs[size_t(n)];
-            if (!ctx.allocated(n, fs.store)) continue; // only consumers that are skipped here load it
+            // Stored where computed (storage_error).
+            const LoopNestBounds::Realization here = ctx.realization(n, nest_.funcs[size_t(n)].store);
+            if (!here.allocated) continue; // only consumers that are skipped here load it
             m.sums[realizations(n)] += 1;
             double &realized = m.realized[size_t(n)];
-            realized = std::max(realized, double(region_points(ctx.region(n, fs.store))));
-            if (!ctx.produced(n, fs.compute)) continue; // allocated, but no consumer reads it here
+            realized = std::max(realized, double(region_points(here.region)));
+            if (!here.produced) continue; // allocated, but no consumer reads it here
             m.sums[productions(n)] += 1;
             for (size_t s = 0; s < dag_.nodes[size_t(n)].stages.size(); s++) {
                 const StageRef ref{n, int(s)};

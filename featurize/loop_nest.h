@@ -136,12 +136,16 @@ public:
     // The region of `node` Halide realizes per iteration of `site`: what its consumers need there,
     // and what its update stages read and write of it (Node::add_update_footprints).
     const std::vector<Span> &region(int node, const Site &site);
-    // Whether `node`, realized per iteration of `site`, is produced there: whether any consumer
-    // reads it (UseCondition; Halide skips the production, not the allocation, otherwise).
-    bool produced(int node, const Site &site);
-    // Whether it is allocated there: whether any consumer that is produced there loads it (a
-    // select loads both branches, so only skipped consumers' loads are skipped).
-    bool allocated(int node, const Site &site);
+    // `node` realized per iteration of `site`, in one lookup: its region (as region()), whether it
+    // is allocated there (some consumer that is produced there loads it; a select loads both
+    // branches, so only skipped consumers' loads are skipped), and whether it is produced there
+    // (some consumer reads it: UseCondition; Halide skips the production, not the allocation,
+    // otherwise).
+    struct Realization {
+        const std::vector<Span> &region;
+        bool allocated, produced;
+    };
+    Realization realization(int node, const Site &site);
     // Only what its consumers need per iteration of `site` (at root: the realized region).
     const std::vector<Span> &required(int node, const Site &site);
     // A stage's loop bounds (innermost first) when its Func computes `region`.
