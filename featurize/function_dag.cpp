@@ -527,7 +527,7 @@ std::string expr_text(const Halide::Expr &e) {
 
 int64_t region_points(const std::vector<Span> &r) {
     int64_t p = 1;
-    for (const Span &s : r) p *= s.extent();
+    for (const Span &s : r) p *= std::max<int64_t>(s.extent(), 0);
     return p;
 }
 

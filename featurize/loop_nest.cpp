@@ -9,7 +9,8 @@ namespace schedforge::featurize {
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// Tiles of b covering a; none over an empty extent (a Func computed in an empty tile may have one).
+int64_t ceil_div(int64_t a, int64_t b) { return a > 0 && b > 0 ? (a + b - 1) / b : 0; }
 
 const Stage &stage_of(const FunctionDAG &dag, StageRef s) { return dag.nodes[size_t(s.node)].stages[size_t(s.stage)]; }
 
@@ -390,19 +391,21 @@ namespace {
 
 // The tiles of `inner` iterations that cover `outer` along one loop, numbered from 0. All are
 // whole but the last: partial where tails are guarded, shifted inwards to end at outer.max
-// otherwise (TailStrategy::GuardWithIf / ShiftInwards).
+// otherwise (TailStrategy::GuardWithIf / ShiftInwards). A guarded split of a tail tile keeps
+// the trip count of a whole one (`trips`): its tiles past outer.max are empty (min > max).
 struct LoopSplit {
     Span outer;
     int64_t inner = 1;
     bool guarded = false;
+    int64_t trips = 0; // 0: as many as cover `outer`
 
-    int64_t count() const { return ceil_div(outer.extent(), inner); }
+    int64_t count() const { return trips > 0 ? trips : ceil_div(outer.extent(), inner); }
     int64_t middle() const { return (count() - 1) / 2; } // an interior tile where there are three or more
     Span tile(int64_t i) const {
-        if (i == count() - 1 && i > 0) {
-            return guarded ? Span{outer.min + i * inner, outer.max} : Span{outer.max - inner + 1, outer.max};
-        }
-        return {outer.min + i * inner, outer.min + i * inner + inner - 1};
+        const int64_t min = outer.min + i * inner;
+        if (guarded) return {min, std::min(min + inner - 1, outer.max)};
+        if (i == count() - 1 && i > 0) return {outer.max - inner + 1, outer.max};
+        return {min, min + inner - 1};
     }
 };
 
@@ -463,17 +466,28 @@ std::vector<std::vector<LoopNestBounds::TileClass>> LoopNestBounds::tile_classes
                 }
                 next.push_back({span, count});
             };
+            // Halide tests a guarded bound in the loop's innermost tile loop: where that is
+            // further in, this level's loop keeps the trips of a whole tile in a tail tile, and
+            // those past the bound run empty (unless they do nothing: RunTotalsWalk::pinned).
+            int64_t whole = guarded && k > 0 ? extent_above(s, k, int(l)) : 0;
+            if (whole > 0 && tile_extent(s, k, l, whole) <= 1) whole = 0; // the innermost: guarded here
             for (const TileClass &c : cur) {
-                const LoopSplit split{c.span, tile_extent(s, k, l, c.span.extent()), guarded};
-                const int64_t n = split.count();
+                const int64_t step = std::max<int64_t>(1, tile_extent(s, k, l, whole > 0 ? whole : c.span.extent()));
+                const LoopSplit split{c.span, step, guarded, whole > 0 ? ceil_div(whole, step) : 0};
+                const int64_t n = ceil_div(std::max<int64_t>(c.span.extent(), 0), step); // not empty
                 // The two tiles at each end on their own (clamps reach past the first), the
                 // interior as `window` consecutive tiles around the middle one, its count spread.
                 const int64_t ends = std::min<int64_t>(2, n / 2), inner = n - 2 * ends;
                 for (int64_t i = 0; i < ends; i++) add(split.tile(i), c.count);
                 const int64_t w = std::min(inner, std::max<int64_t>(window, 1));
-                const int64_t first = split.middle() - (w - 1) / 2;
+                const int64_t first = (n - 1) / 2 - (w - 1) / 2;
                 for (int64_t i = 0; i < w; i++) add(split.tile(first + i), c.count * (inner / w + (i < inner % w)));
                 for (int64_t i = n - ends; i < n; i++) add(split.tile(i), c.count);
+                // Empty tiles: the two nearest on their own (a stencil may still read from them),
+                // the farthest standing for the rest.
+                const int64_t empty = split.count() - n;
+                for (int64_t i = n; i < n + std::min<int64_t>(empty, 2); i++) add(split.tile(i), c.count);
+                if (empty > 2) add(split.tile(split.count() - 1), c.count * (empty - 2));
             }
             cur = std::move(next);
         }
@@ -533,7 +547,7 @@ int64_t LoopNestBounds::points_per_production(StageRef s) {
     int64_t points = 1;
     for (size_t l = 0; l < b.size(); l++) {
         if (guarded) {
-            points *= b[l].extent();
+            points *= std::max<int64_t>(b[l].extent(), 0);
             continue;
         }
         int64_t rounded = int(l) == t.vector_loop ? t.vector_width : 1;
@@ -795,8 +809,21 @@ private:
                     const std::vector<int> &nodes, Depth depth) {
         LoopNestBounds child(ctx, {host, level, tile});
         Measures q = zero();
+        // Halide trims the iterations of a loop that store nothing (TrimNoOps): an empty tile
+        // of a guarded split runs only where a Func computed in it has something to compute.
+        const bool empty = std::any_of(tile.begin(), tile.end(), [](const Span &t) { return t.extent() <= 0; });
+        if (empty && std::none_of(nodes.begin(), nodes.end(), [&](int n) { return computes(child, n); })) return q;
         funcs(child, nodes, depth, q);
         return q;
+    }
+
+    // Whether some stage of `node` has loops with iterations where `bounds` pin its site.
+    bool computes(LoopNestBounds &bounds, int node) const {
+        for (size_t s = 0; s < dag_.nodes[size_t(node)].stages.size(); s++) {
+            const std::vector<Span> &b = bounds.production_bounds({node, int(s)});
+            if (std::all_of(b.begin(), b.end(), [](const Span &l) { return l.extent() > 0; })) return true;
+        }
+        return false;
     }
 
     bool hosts_sites(int node) const {

@@ -351,6 +351,66 @@ TEST(FeatureAgreement, CommonReadsInOneBranchAreUnconditional) {
     EXPECT_EQ(s.measured().func(s.name).num_productions, 10);
 }
 
+// out(x, c) reads an input, so its tails are guarded (GuardWithIf); its 6 channels run in tiles
+// of 4, then 2 (level 1), then single channels (the point loop). Halide tests the bound in the
+// innermost channel loop, so in the tail tile (channels 4..5) the level-1 loop still runs twice,
+// the second time over no channel: a Func computed there is produced unless nothing it computes
+// is needed (Halide trims such iterations). With level-1 tiles of one channel, the level-1 loop
+// is the innermost and holds the bound itself: no empty iterations.
+struct GuardedChannels {
+    Halide::ImageParam in{Halide::Int(32), 2, "in"};
+    Halide::Var x{"x"}, c{"c"};
+    Halide::Func row{"row"}, plane{"plane"}, out{"out"};
+    GuardedChannels() {
+        row(x) = x * 3;          // needed whatever the channels
+        plane(x, c) = x * 5 + c; // needed per channel
+        out(x, c) = row(x) + plane(x, c) + in(x, c);
+        in.set_estimates({{0, 16}, {0, 6}});
+        out.set_estimates({{0, 16}, {0, 6}});
+    }
+    // `at`: the Funcs computed inside out's level-1 channel loop (the others inlined).
+    PerTileProducer schedule(const std::vector<Halide::Func> &at, int64_t level1_channels) {
+        PerTileProducer s(out, at[0], {{{16, 4}, {16, level1_channels}}, -1, 1, false, false});
+        for (const Halide::Func &f : at) {
+            const int n = s.dag.node_index(f.name());
+            s.nest.funcs[size_t(n)] = {Site::at({s.out, 0}, 1), Site::at({s.out, 0}, 1), {StageTiling{}}};
+        }
+        EXPECT_EQ(s.nest.validate(s.dag), "");
+        return s;
+    }
+};
+
+TEST(FeatureAgreement, GuardedTailsKeepTheTripsOfOuterTileLoops) {
+    GuardedChannels g;
+    PerTileProducer s = g.schedule({g.row, g.plane}, 2); // tiles 0..1, 2..3 | 4..5, 6..5 (empty)
+    const int plane = s.dag.node_index(g.plane.name());
+    std::map<int, ScheduleFeatures> predicted;
+    for (const StageFeatures &f : compute_schedule_features(s.dag, s.nest, s.target)) predicted[f.node] = f.features;
+    EXPECT_EQ(predicted[s.producer].num_productions, 4);
+    EXPECT_EQ(predicted[s.producer].points_computed_total, 4 * 16);
+    EXPECT_EQ(predicted[plane].num_productions, 4);
+    EXPECT_EQ(predicted[plane].points_computed_total, 6 * 16); // nothing in the empty tile
+    const LoweredStats measured = s.measured();
+    EXPECT_EQ(measured.func(g.row.name()).num_productions, 4);
+    EXPECT_EQ(measured.stage(g.row.name(), 0).points_computed_total, 4 * 16);
+    EXPECT_EQ(measured.func(g.plane.name()).num_productions, 4);
+    EXPECT_EQ(measured.stage(g.plane.name(), 0).points_computed_total, 6 * 16);
+}
+
+TEST(FeatureAgreement, GuardedEmptyTilesThatComputeNothingAreTrimmed) {
+    GuardedChannels g;
+    PerTileProducer s = g.schedule({g.plane}, 2);
+    EXPECT_EQ(s.predicted().num_productions, 3);
+    EXPECT_EQ(s.measured().func(g.plane.name()).num_productions, 3);
+}
+
+TEST(FeatureAgreement, GuardedInnermostTileLoopsStopAtTheBound) {
+    GuardedChannels g;
+    PerTileProducer s = g.schedule({g.row}, 1); // channels 0..3 | 4, 5: no empty tiles
+    EXPECT_EQ(s.predicted().num_productions, 6);
+    EXPECT_EQ(s.measured().func(g.row.name()).num_productions, 6);
+}
+
 TEST(FloatToIntegerCasts, AreNeverInlined) {
     // A fresh pipeline per schedule: a Pipeline keeps the code it compiled first. (Halide makes
     // the Funcs' names unique: "quantized$2".)
