@@ -135,28 +135,6 @@ std::vector<int> level0_pure_loops(const FunctionDAG &dag, const LoopNest &nest,
     return out;
 }
 
-int LoopNestBounds::site_loop_level(const Site &site) {
-    const StageRef s = site.stage;
-    const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
-    const Stage &st = stage_of(dag_, s);
-    const int last = t.levels() - 1;
-    for (int k = site.level; k > 0; k--) {
-        for (size_t l = 0; l < st.loops.size(); l++) {
-            // As apply() places them: a loop runs unsplit from the first level where its tiles
-            // are one wide (an RVar only there), and each level before that splits it or not.
-            int unsplit = last;
-            for (int j = 0; j < last; j++) {
-                if (t.tiles[size_t(j)][l] == 1) {
-                    unsplit = j;
-                    break;
-                }
-            }
-            if (unsplit == k || (!st.loops[l].is_rvar && k < unsplit && splits(s, k, int(l)))) return k;
-        }
-    }
-    return 0;
-}
-
 bool converts_float_to_integer(const FunctionDAG &dag, int node) {
     const Node &n = dag.nodes[size_t(node)];
     if (n.is_input || n.func.values().size() != 1) return false;
@@ -323,13 +301,13 @@ const LoopNestBounds::Cached &LoopNestBounds::cached(int node, const Site &site)
         if (c->node == node && c->site == site) return *c;
     }
     // Inside a parallel loop fused from three or more of the host's own variables, Halide 14
-    // bounds the allocation (not the computation) of a Func computed there loosely: along a
-    // variable fused in unsplit, when it is not one of the two outermost and every variable
-    // fused outside it is unsplit too, the realized region covers the host's whole production.
-    // (Measured, on fuses of three and four variables with and without splits.)
+    // bounds the allocation (not the computation) of a Func computed there, at any level,
+    // loosely: along a variable fused in unsplit, when it is not one of the two outermost and
+    // every variable fused outside it is unsplit too, the realized region covers the host's
+    // whole production. (Measured, on fuses of three and four variables with and without splits.)
     std::vector<int> loose;
     const StageTiling &host = nest_.funcs[size_t(site.stage.node)].stages[size_t(site.stage.stage)]; // an At site
-    if (host.parallel && site_loop_level(site) == 0) {
+    if (host.parallel) {
         const std::vector<int> fused = level0_pure_loops(dag_, nest_, *this, site.stage); // innermost first
         for (size_t i = fused.size(); i-- > 0 && host.tiles[0][size_t(fused[i])] == 1;) {
             if (i + 2 < fused.size()) loose.push_back(fused[i]);

@@ -183,10 +183,6 @@ public:
     // to give unrolled point loops a constant extent. Decided once, in the root bounds, for
     // apply() and every pinned child alike.
     bool splits(StageRef s, int k, int l);
-    // The tiling level whose innermost loop a Func computed at `site` (an At site) goes in:
-    // the nearest at or outside site.level that has a loop (apply() leaves levels empty where
-    // nothing is split).
-    int site_loop_level(const Site &site);
     // Iterations of all of the stage's loops at `level`.
     int64_t level_trips(StageRef s, int level);
     // Total iterations of the site's level over the whole pipeline run (root: 1).
