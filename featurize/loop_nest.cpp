@@ -302,15 +302,18 @@ const LoopNestBounds::Cached &LoopNestBounds::cached(int node, const Site &site)
     }
     // Inside a parallel loop fused from three or more of the host's own variables, Halide 14
     // bounds the allocation (not the computation) of a Func computed there, at any level,
-    // loosely: along a variable fused in unsplit, when it is not one of the two outermost and
-    // every variable fused outside it is unsplit too, the realized region covers the host's
-    // whole production. (Measured, on fuses of three and four variables with and without splits.)
+    // loosely: along a variable fused in unsplit with two or more unsplit variables fused
+    // outside it, the realized region covers the host's whole production. (Measured, on fuses
+    // of three and four variables with and without splits.)
     std::vector<int> loose;
     const StageTiling &host = nest_.funcs[size_t(site.stage.node)].stages[size_t(site.stage.stage)]; // an At site
     if (host.parallel) {
         const std::vector<int> fused = level0_pure_loops(dag_, nest_, *this, site.stage); // innermost first
-        for (size_t i = fused.size(); i-- > 0 && host.tiles[0][size_t(fused[i])] == 1;) {
-            if (i + 2 < fused.size()) loose.push_back(fused[i]);
+        int unsplit_outside = 0;
+        for (size_t i = fused.size(); i-- > 0;) {
+            if (host.tiles[0][size_t(fused[i])] != 1) continue;
+            if (unsplit_outside >= 2) loose.push_back(fused[i]);
+            unsplit_outside++;
         }
     }
     std::vector<Span> r, wide;

@@ -290,6 +290,33 @@ TEST(FeatureAgreement, SplitVariablesKeepTightAllocationsInFusedLoops) {
     EXPECT_EQ(measured.func(s.name).bytes_at_realization, 2 * 4 * 4);
 }
 
+// out's x runs unsplit, innermost in a fused parallel loop of x, y_0 (y split in two) and c,
+// and with `batch`, n too. Along x, f (one point per iteration) is allocated over all 8
+// columns where two unsplit variables are fused outside x (c and n), over one otherwise.
+void expect_two_unsplit_loops_outside_widen(bool batch) {
+    Halide::Var x("x"), y("y"), c("c"), n("n");
+    Halide::Func f("f"), out("out");
+    const std::vector<Halide::Expr> at =
+        batch ? std::vector<Halide::Expr>{x, y, c, n} : std::vector<Halide::Expr>{x, y, c};
+    f(at) = x + 7 * y + 13 * c;
+    out(at) = f(at) + 1;
+    Halide::Region estimates{{0, 8}, {0, 4}, {0, 3}};
+    if (batch) estimates.push_back({0, 2});
+    out.set_estimates(estimates);
+    std::vector<int64_t> tile{1, 2, 1};
+    if (batch) tile.push_back(1);
+    PerTileProducer s(out, f, {{tile}, -1, 1, true, false});
+    const int64_t bytes = (batch ? 8 : 1) * 2 * 4;
+    EXPECT_EQ(s.predicted().bytes_at_realization, bytes);
+    EXPECT_EQ(s.measured().func(s.name).bytes_at_realization, bytes);
+}
+
+TEST(FeatureAgreement, TwoUnsplitFusedLoopsOutsideWidenAllocations) { expect_two_unsplit_loops_outside_widen(true); }
+
+TEST(FeatureAgreement, OneUnsplitFusedLoopOutsideKeepsAllocationsTight) {
+    expect_two_unsplit_loops_outside_widen(false);
+}
+
 TEST(FeatureAgreement, FusedLoopsWidenAllocationsAtDeeperLevelsToo) {
     // As above, with x split again at a second tiling level and f computed there, per column
     // inside the fused loop: it is allocated over its one column, and still all 4 rows.
