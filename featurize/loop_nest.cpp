@@ -405,9 +405,9 @@ struct LoopSplit {
     int64_t count() const { return trips > 0 ? trips : ceil_div(outer.extent(), inner); }
     int64_t middle() const { return (count() - 1) / 2; } // an interior tile where there are three or more
     Span tile(int64_t i) const {
-        const int64_t min = outer.min + i * inner;
-        if (guarded) return {min, std::min(min + inner - 1, outer.max)};
-        if (i == count() - 1 && i > 0) return {outer.max - inner + 1, outer.max};
+        if (guarded) return {outer.min + i * inner, std::min(outer.min + i * inner + inner - 1, outer.max)};
+        // Shifted inwards: past the min too where the tile is wider than the span.
+        const int64_t min = outer.min + std::min(i * inner, outer.extent() - inner);
         return {min, min + inner - 1};
     }
 };
@@ -419,9 +419,10 @@ int64_t LoopNestBounds::tile_extent(StageRef s, int k, size_t l, int64_t outer) 
     if (k < int(t.tiles.size())) {
         // apply() decides on each split once, from the middle production: a loop it leaves
         // unsplit there runs whole in every production, even where it would take two tiles.
-        return splits(s, k, int(l)) ? std::min(outer, t.tiles[size_t(k)][l]) : outer;
+        // A split Halide gets runs whole tiles, even over a span narrower than one.
+        return splits(s, k, int(l)) ? t.tiles[size_t(k)][l] : outer;
     }
-    return int(l) == t.vector_loop ? std::min<int64_t>(outer, t.vector_width) : 1;
+    return int(l) == t.vector_loop ? t.vector_width : 1;
 }
 
 std::pair<std::vector<Span>, int> LoopNestBounds::tiling_start(StageRef s, int level) {
@@ -440,9 +441,10 @@ std::vector<Span> LoopNestBounds::tile_bounds(StageRef s, int level) {
     // Descend through the levels, taking the middle tile of each. Regions near the edges of
     // clamped accesses shrink, so an interior tile is the one most tiles look like.
     const int deepest = std::min(level, int(t.tiles.size()));
+    const bool guarded = guards_tails(dag_, nest_, s);
     for (size_t l = 0; l < b.size(); l++) {
         for (int k = first; k <= deepest; k++) {
-            const LoopSplit split{b[l], tile_extent(s, k, l, b[l].extent())};
+            const LoopSplit split{b[l], tile_extent(s, k, l, b[l].extent()), guarded};
             b[l] = split.tile(split.middle());
         }
     }

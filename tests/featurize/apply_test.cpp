@@ -247,6 +247,25 @@ TEST(FeatureAgreement, LoopsLeftUnsplitRunWholeInEveryProduction) {
     EXPECT_EQ(s.measured().stage(s.name, 0).points_computed_total, 19);
 }
 
+TEST(FeatureAgreement, ShiftedSplitsComputeWholeTilesOfNarrowerProductions) {
+    // out reads an input, so its tiles of 4 over 9 columns are guarded: the last is one column.
+    // f, split in 2 (as its middle production, 4 columns, needs), shifts its tile inwards there
+    // and computes 2 columns: 4 + 4 + 2.
+    Halide::ImageParam in(Halide::Int(32), 1, "in");
+    Halide::Var x("x");
+    Halide::Func f("f"), out("out");
+    f(x) = x * 3;
+    out(x) = f(x) + in(x);
+    in.set_estimates({{0, 9}});
+    out.set_estimates({{0, 9}});
+    PerTileProducer s(out, f, {{{4}}, -1, 1, false, false}, {{{2}}, -1, 1, false, false});
+    EXPECT_EQ(s.predicted().num_productions, 3);
+    EXPECT_EQ(s.predicted().points_computed_total, 10);
+    const LoweredStats measured = s.measured();
+    EXPECT_EQ(measured.func(s.name).num_productions, 3);
+    EXPECT_EQ(measured.stage(s.name, 0).points_computed_total, 10);
+}
+
 // out runs in parallel over x, y and c fused, unsplit; f is computed (one point) per iteration,
 // read by out directly or through an inlined g. Halide 14 allocates f over all 8 columns there:
 // the innermost fused variable's bounds are taken over its whole range.
