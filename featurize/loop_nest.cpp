@@ -419,8 +419,10 @@ int64_t LoopNestBounds::tile_extent(StageRef s, int k, size_t l, int64_t outer) 
     if (k < int(t.tiles.size())) {
         // apply() decides on each split once, from the middle production: a loop it leaves
         // unsplit there runs whole in every production, even where it would take two tiles.
-        // A split Halide gets runs whole tiles, even over a span narrower than one.
-        return splits(s, k, int(l)) ? t.tiles[size_t(k)][l] : outer;
+        // A split Halide gets runs whole tiles, even over a span narrower than one; tiles one
+        // wide are the loop itself, running here whatever its extent.
+        const int64_t tile = t.tiles[size_t(k)][l];
+        return tile == 1 || splits(s, k, int(l)) ? tile : outer;
     }
     return int(l) == t.vector_loop ? t.vector_width : 1;
 }

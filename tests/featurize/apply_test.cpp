@@ -266,6 +266,29 @@ TEST(FeatureAgreement, ShiftedSplitsComputeWholeTilesOfNarrowerProductions) {
     EXPECT_EQ(measured.stage(s.name, 0).points_computed_total, 10);
 }
 
+TEST(FeatureAgreement, LoopsInTilesOneWideRunOverEveryProductionsExtent) {
+    // out upsamples mid by 2 in tiles of 2 (the last shifted to 7..8): mid is computed per tile,
+    // one column but the last (3..4); leaf per column of mid (mid's tiles are one wide, so its
+    // loop runs at level 0, though the middle production has a single column): 1+1+1+1+2.
+    Halide::Var x("x");
+    Halide::Func leaf("leaf"), mid("mid"), out("out");
+    leaf(x) = x * 3;
+    mid(x) = leaf(x) + 1;
+    out(x) = mid(x / 2);
+    out.set_estimates({{0, 9}});
+    PerTileProducer s(out, mid, {{{2}}, -1, 1, false, false}, {{{1}}, -1, 1, false, false});
+    const int l = s.dag.node_index(leaf.name());
+    s.nest.funcs[size_t(l)] = {Site::at({s.producer, 0}, 0), Site::at({s.producer, 0}, 0), {StageTiling{}}};
+    ASSERT_EQ(s.nest.validate(s.dag), "");
+    std::map<int, ScheduleFeatures> predicted;
+    for (const StageFeatures &f : compute_schedule_features(s.dag, s.nest, s.target)) predicted[f.node] = f.features;
+    EXPECT_EQ(predicted[s.producer].num_productions, 5);
+    EXPECT_EQ(predicted[l].num_productions, 6);
+    const LoweredStats measured = s.measured();
+    EXPECT_EQ(measured.func(s.name).num_productions, 5);
+    EXPECT_EQ(measured.func(leaf.name()).num_productions, 6);
+}
+
 // out runs in parallel over x, y and c fused, unsplit; f is computed (one point) per iteration,
 // read by out directly or through an inlined g. Halide 14 allocates f over all 8 columns there:
 // the innermost fused variable's bounds are taken over its whole range.
