@@ -4,7 +4,8 @@
 // from its legal options (after the inline coin flip below): the compute site among all
 // legal ones (root and every tiling level of a consumer's loops that sees all of its readers),
 // the number of tiling levels, each tile extent among powers of two and the full extent, the
-// level of each reduction loop, and the vectorized loop among those wide enough.
+// level of each reduction loop, and the vectorized loop among those wide enough. Input wrappers
+// (is_input_wrapper) are always inlined, as the search does.
 #pragma once
 
 #include "featurize/loop_nest.h"
