@@ -226,14 +226,19 @@ struct Upsampled {
     }
 };
 
+// The producer's productions and points (its pure stage), predicted and measured alike.
+void expect_productions_and_points(PerTileProducer &s, int64_t productions, int64_t points) {
+    EXPECT_EQ(s.predicted().num_productions, productions);
+    EXPECT_EQ(s.predicted().points_computed_total, points);
+    const LoweredStats measured = s.measured();
+    EXPECT_EQ(measured.func(s.name).num_productions, productions);
+    EXPECT_EQ(measured.stage(s.name, 0).points_computed_total, points);
+}
+
 TEST(FeatureAgreement, PeriodicInteriorTilesAreMeasuredOverAWindow) {
     Upsampled u;
     PerTileProducer s(u.out, u.f, {{{2}}, -1, 1, false, false});
-    EXPECT_EQ(s.predicted().num_productions, 8);
-    EXPECT_EQ(s.predicted().points_computed_total, 19);
-    const LoweredStats measured = s.measured();
-    EXPECT_EQ(measured.func(s.name).num_productions, 8);
-    EXPECT_EQ(measured.stage(s.name, 0).points_computed_total, 19);
+    expect_productions_and_points(s, 8, 19);
 }
 
 TEST(FeatureAgreement, LoopsLeftUnsplitRunWholeInEveryProduction) {
@@ -259,11 +264,7 @@ TEST(FeatureAgreement, ShiftedSplitsComputeWholeTilesOfNarrowerProductions) {
     in.set_estimates({{0, 9}});
     out.set_estimates({{0, 9}});
     PerTileProducer s(out, f, {{{4}}, -1, 1, false, false}, {{{2}}, -1, 1, false, false});
-    EXPECT_EQ(s.predicted().num_productions, 3);
-    EXPECT_EQ(s.predicted().points_computed_total, 10);
-    const LoweredStats measured = s.measured();
-    EXPECT_EQ(measured.func(s.name).num_productions, 3);
-    EXPECT_EQ(measured.stage(s.name, 0).points_computed_total, 10);
+    expect_productions_and_points(s, 3, 10);
 }
 
 TEST(FeatureAgreement, LoopsInTilesOneWideRunOverEveryProductionsExtent) {
@@ -315,16 +316,23 @@ TEST(FeatureAgreement, FusingThreeUnsplitLoopsWidensAllocations) { expect_fused_
 
 TEST(FeatureAgreement, WidenedAllocationsReachThroughInlinedConsumers) { expect_fused_loops_widen_allocations(true); }
 
+// out(x, y, c, n) over 8 x 4 x 3 x 2, reading f pointwise.
+struct Batched {
+    Halide::Var x{"x"}, y{"y"}, c{"c"}, n{"n"};
+    Halide::Func f{"f"}, out{"out"};
+    Batched() {
+        f(x, y, c, n) = x + 7 * y + 13 * c + 17 * n;
+        out(x, y, c, n) = f(x, y, c, n) + 1;
+        out.set_estimates({{0, 8}, {0, 4}, {0, 3}, {0, 2}});
+    }
+};
+
 TEST(FeatureAgreement, SplitVariablesKeepTightAllocationsInFusedLoops) {
     // out's x is split in two; x_0, y, c and n are fused. f, computed per iteration, is
     // allocated over its 2 columns (x is split) but all 4 rows (y is fused in unsplit, and is
     // not one of the two outermost).
-    Halide::Var x("x"), y("y"), c("c"), n("n");
-    Halide::Func f("f"), out("out");
-    f(x, y, c, n) = x + 7 * y + 13 * c + 17 * n;
-    out(x, y, c, n) = f(x, y, c, n) + 1;
-    out.set_estimates({{0, 8}, {0, 4}, {0, 3}, {0, 2}});
-    PerTileProducer s(out, f, {{{2, 1, 1, 1}}, -1, 1, true, false});
+    Batched b;
+    PerTileProducer s(b.out, b.f, {{{2, 1, 1, 1}}, -1, 1, true, false});
     EXPECT_EQ(s.predicted().points_computed_total, 8 * 4 * 3 * 2);
     EXPECT_EQ(s.predicted().bytes_at_realization, 2 * 4 * 4);
     const LoweredStats measured = s.measured();
@@ -362,12 +370,8 @@ TEST(FeatureAgreement, OneUnsplitFusedLoopOutsideKeepsAllocationsTight) {
 TEST(FeatureAgreement, FusedLoopsWidenAllocationsAtDeeperLevelsToo) {
     // As above, with x split again at a second tiling level and f computed there, per column
     // inside the fused loop: it is allocated over its one column, and still all 4 rows.
-    Halide::Var x("x"), y("y"), c("c"), n("n");
-    Halide::Func f("f"), out("out");
-    f(x, y, c, n) = x + 7 * y + 13 * c + 17 * n;
-    out(x, y, c, n) = f(x, y, c, n) + 1;
-    out.set_estimates({{0, 8}, {0, 4}, {0, 3}, {0, 2}});
-    PerTileProducer s(out, f, {{{2, 1, 1, 1}, {1, 1, 1, 1}}, -1, 1, true, false});
+    Batched b;
+    PerTileProducer s(b.out, b.f, {{{2, 1, 1, 1}, {1, 1, 1, 1}}, -1, 1, true, false});
     s.nest.funcs[size_t(s.producer)].compute = s.nest.funcs[size_t(s.producer)].store = Site::at({s.out, 0}, 1);
     ASSERT_EQ(s.nest.validate(s.dag), "");
     EXPECT_EQ(s.predicted().bytes_at_realization, 1 * 4 * 4);
@@ -396,9 +400,9 @@ struct Concatenated {
 TEST(FeatureAgreement, ProductionsNoConsumerReadsAreSkipped) {
     Concatenated cat(false);
     PerTileProducer s(cat.out, cat.a, {{{8, 1}}, -1, 1, false, false}); // 2 x 5 tiles
-    const int p = s.dag.node_index("p");
+    const int p = s.dag.node_index(cat.p.name());                       // names are unique per process: "p$2"
     s.nest.funcs[size_t(p)] = {Site::at({s.out, 0}, 0), Site::at({s.out, 0}, 0), {StageTiling{}}};
-    const int b = s.dag.node_index("b");
+    const int b = s.dag.node_index(cat.b.name());
     s.nest.funcs[size_t(b)] = {Site::at({s.out, 0}, 0), Site::at({s.out, 0}, 0), {StageTiling{}}};
     ASSERT_EQ(s.nest.validate(s.dag), "");
     const Edge &a_to_out = s.dag.edges[size_t(s.dag.nodes[size_t(s.producer)].outgoing_edges[0])];
@@ -418,13 +422,13 @@ TEST(FeatureAgreement, ProductionsNoConsumerReadsAreSkipped) {
     EXPECT_EQ(predicted[b].num_productions, 6); // channels 2..4
 
     const LoweredStats measured = s.measured();
-    EXPECT_EQ(measured.func("a").num_realizations, 10);
-    EXPECT_EQ(measured.func("a").num_productions, 4);
-    EXPECT_EQ(measured.stage("a", 0).points_computed_total, 4 * 8);
-    EXPECT_EQ(measured.func("p").num_realizations, 4);
-    EXPECT_EQ(measured.func("p").num_productions, 4);
-    EXPECT_EQ(measured.func("b").num_realizations, 10);
-    EXPECT_EQ(measured.func("b").num_productions, 6);
+    EXPECT_EQ(measured.func(cat.a.name()).num_realizations, 10);
+    EXPECT_EQ(measured.func(cat.a.name()).num_productions, 4);
+    EXPECT_EQ(measured.stage(cat.a.name(), 0).points_computed_total, 4 * 8);
+    EXPECT_EQ(measured.func(cat.p.name()).num_realizations, 4);
+    EXPECT_EQ(measured.func(cat.p.name()).num_productions, 4);
+    EXPECT_EQ(measured.func(cat.b.name()).num_realizations, 10);
+    EXPECT_EQ(measured.func(cat.b.name()).num_productions, 6);
 }
 
 TEST(FeatureAgreement, CommonReadsInOneBranchAreUnconditional) {
