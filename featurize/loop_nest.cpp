@@ -300,20 +300,20 @@ const LoopNestBounds::Cached &LoopNestBounds::cached(int node, const Site &site)
     for (const auto &c : regions_) {
         if (c->node == node && c->site == site) return *c;
     }
-    // Inside a parallel loop fused from three or more of the host's own variables, Halide 14
-    // bounds the allocation (not the computation) of a Func computed there, at any level,
-    // loosely: along a variable fused in unsplit with two or more unsplit variables fused
-    // outside it, the realized region covers the host's whole production. (Measured, on fuses
-    // of three and four variables with and without splits.)
+    // Inside a parallel loop fused from the host's own variables, Halide 14 bounds the
+    // allocation (not the computation) of a Func computed there, at any level, loosely: along a
+    // variable fused in unsplit when some variable fused outside it, the outermost aside, is
+    // unsplit too, the realized region covers the host's whole production. (Measured on every
+    // pattern of split and unsplit variables in fuses of three and four.)
     std::vector<int> loose;
     const StageTiling &host = nest_.funcs[size_t(site.stage.node)].stages[size_t(site.stage.stage)]; // an At site
     if (host.parallel) {
         const std::vector<int> fused = level0_pure_loops(dag_, nest_, *this, site.stage); // innermost first
-        int unsplit_outside = 0;
+        bool unsplit_outside = false;
         for (size_t i = fused.size(); i-- > 0;) {
-            if (host.tiles[0][size_t(fused[i])] != 1) continue;
-            if (unsplit_outside >= 2) loose.push_back(fused[i]);
-            unsplit_outside++;
+            const bool unsplit = host.tiles[0][size_t(fused[i])] == 1;
+            if (unsplit && unsplit_outside) loose.push_back(fused[i]);
+            if (unsplit && i + 1 < fused.size()) unsplit_outside = true;
         }
     }
     std::vector<Span> r, wide;
