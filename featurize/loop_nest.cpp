@@ -166,6 +166,16 @@ int native_vector_width(const FunctionDAG &dag, StageRef s, const Halide::Target
     return target.natural_vector_size(Halide::UInt(8 * bytes));
 }
 
+bool point_tile_divides(const Stage &st, const std::vector<std::vector<int64_t>> &tiles,
+                        const std::vector<int64_t> &extents) {
+    if (tiles.empty()) return true;
+    const std::vector<int64_t> &enclosing = tiles.size() >= 2 ? tiles[tiles.size() - 2] : extents;
+    for (size_t l = 0; l < st.loops.size(); l++) {
+        if (!st.loops[l].is_rvar && enclosing[l] % tiles.back()[l] != 0) return false;
+    }
+    return true;
+}
+
 bool LoopNest::complete(const FunctionDAG &dag) const {
     for (size_t i = 0; i < dag.nodes.size(); i++) {
         if (!dag.nodes[i].is_input && !scheduled(int(i))) return false;

@@ -116,6 +116,12 @@ bool guards_tails(const FunctionDAG &dag, const LoopNest &nest, StageRef s);
 // Whether a stage's point loops are unrolled: as asked, except in pure stages with guarded tails
 // (Halide 14 miscompiles unrolled guarded loops over regions smaller than a tile).
 bool unrolls(const FunctionDAG &dag, const LoopNest &nest, StageRef s);
+// Whether the point tile (tiles.back()) divides the tiles around it (the level before, or the
+// production's `extents`) evenly along every pure loop. Only such tiles may be unrolled: Halide
+// 14 miscompiles unrolled tiles whose tile loop has a shifted tail when a producer is computed
+// inside the stage (it writes past an allocation).
+bool point_tile_divides(const Stage &st, const std::vector<std::vector<int64_t>> &tiles,
+                        const std::vector<int64_t> &extents);
 class LoopNestBounds;
 // The pure loops that run at tiling level 0 (split there, or one wide), innermost first: the
 // loops apply() fuses into one parallel loop.

@@ -55,7 +55,10 @@ StageTiling random_tiling(gen::Rng &rng, const FunctionDAG &dag, const LoopNest 
     for (size_t l = 0; l < st.loops.size(); l++) {
         if (!st.loops[l].is_rvar) point_iterations *= int(l) == t.vector_loop ? outer[l] / t.vector_width : outer[l];
     }
-    t.unroll = levels > 0 && point_iterations <= 16 && rng.chance(o.unroll_probability);
+    std::vector<int64_t> extents(b.size());
+    for (size_t l = 0; l < b.size(); l++) extents[l] = b[l].extent();
+    t.unroll = levels > 0 && point_iterations <= 16 && rng.chance(o.unroll_probability) &&
+               point_tile_divides(st, t.tiles, extents);
     return t;
 }
 

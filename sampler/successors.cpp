@@ -183,10 +183,7 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
             }
             // The point tile's extents, and whether it divides the loops around it evenly.
             std::vector<int64_t> point = shape.empty() ? extent : shape.back();
-            const std::vector<int64_t> &enclosing = shape.size() >= 2 ? shape[shape.size() - 2] : extent;
-            bool divides = true;
-            for (size_t k = 0; k < loops; k++)
-                divides = divides && (st.loops[k].is_rvar || enclosing[k] % point[k] == 0);
+            const bool divides = sf::point_tile_divides(st, shape, extent);
             const bool parallel = root && !shape.empty();
             for (int serial = 0; serial <= (parallel && !options_.pruning.parallel_outer_only ? 1 : 0); serial++) {
                 t.parallel = parallel && !serial;
@@ -201,8 +198,7 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
                         }
                     }
                     // Register blocks: the reduction (if any) runs outside the unrolled points. Only
-                    // even tiles: Halide 14 miscompiles unrolled tiles whose tile loop has a shifted
-                    // tail when a producer is computed inside the stage (README, known issues).
+                    // even tiles (point_tile_divides).
                     if (!shape.empty() && divides && iterations > 1 && iterations <= 16 &&
                         (!has_rvars || rvars_outside)) {
                         v.unroll = true;
