@@ -73,7 +73,7 @@ LoopNest random_loop_nest(const FunctionDAG &dag, const Halide::Target &target, 
         FuncSchedule &fs = nest.funcs[i];
         // Input wrappers are only ever inlined, as in the search (is_input_wrapper: Halide 14
         // corrupts the heap under some of their other schedules).
-        if (is_input_wrapper(dag, int(i)) || (can_inline(dag, int(i)) && rng.chance(o.inline_probability))) {
+        if (can_inline(dag, int(i)) && rng.chance(o.inline_probability)) {
             fs.compute = fs.store = Site::inlined();
             continue;
         }

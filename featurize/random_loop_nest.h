@@ -5,8 +5,8 @@
 // legal ones (root and every tiling level of a consumer's loops that sees all of its readers),
 // the number of tiling levels, each tile extent among powers of two and the full extent, the
 // level of each reduction loop, and the vectorized loop among those wide enough. As in the
-// search, input wrappers (is_input_wrapper) are always inlined and only point tiles that divide
-// the loops around them evenly (point_tile_divides) are unrolled: Halide 14 miscompiles the rest.
+// search, only point tiles that divide the loops around them evenly (point_tile_divides) are
+// unrolled: Halide 14 miscompiles the rest.
 #pragma once
 
 #include "featurize/loop_nest.h"
