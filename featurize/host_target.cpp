@@ -6,8 +6,11 @@ namespace schedforge::featurize {
 
 namespace {
 bool has_avx512_fp16() {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 23)) != 0; // CPUID.(7,0):EDX[23]
+    static const bool has = [] {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 23)) != 0; // CPUID.(7,0):EDX[23]
+    }();
+    return has;
 }
 } // namespace
 

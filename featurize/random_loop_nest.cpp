@@ -30,8 +30,9 @@ StageTiling random_tiling(gen::Rng &rng, const FunctionDAG &dag, const LoopNest 
         rvar_level[l] = int(rng.uniform_int(shallowest, levels));
         shallowest = rvar_level[l];
     }
-    std::vector<int64_t> outer(st.loops.size());
-    for (size_t l = 0; l < b.size(); l++) outer[l] = b[l].extent();
+    std::vector<int64_t> extents(b.size());
+    for (size_t l = 0; l < b.size(); l++) extents[l] = b[l].extent();
+    std::vector<int64_t> outer = extents;
     for (int k = 0; k < levels; k++) {
         std::vector<int64_t> tile(st.loops.size());
         for (size_t l = 0; l < st.loops.size(); l++) {
@@ -55,8 +56,6 @@ StageTiling random_tiling(gen::Rng &rng, const FunctionDAG &dag, const LoopNest 
     for (size_t l = 0; l < st.loops.size(); l++) {
         if (!st.loops[l].is_rvar) point_iterations *= int(l) == t.vector_loop ? outer[l] / t.vector_width : outer[l];
     }
-    std::vector<int64_t> extents(b.size());
-    for (size_t l = 0; l < b.size(); l++) extents[l] = b[l].extent();
     t.unroll = levels > 0 && point_iterations <= 16 && rng.chance(o.unroll_probability) &&
                point_tile_divides(st, t.tiles, extents);
     return t;
@@ -71,8 +70,6 @@ LoopNest random_loop_nest(const FunctionDAG &dag, const Halide::Target &target, 
     for (size_t i = 0; i < dag.nodes.size(); i++) {
         if (dag.nodes[i].is_input) continue;
         FuncSchedule &fs = nest.funcs[i];
-        // Input wrappers are only ever inlined, as in the search (is_input_wrapper: Halide 14
-        // corrupts the heap under some of their other schedules).
         if (can_inline(dag, int(i)) && rng.chance(o.inline_probability)) {
             fs.compute = fs.store = Site::inlined();
             continue;

@@ -143,7 +143,8 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
         const auto t0 = Clock::now();
         send(result_fd, 'P', prepared.payload);
         if (prepared.before_compile) prepared.before_compile();
-        prepared.pipeline.compile_jit(featurize::runnable_here(Halide::Target(options.target)));
+        const Halide::Target target = featurize::runnable_here(Halide::Target(options.target));
+        prepared.pipeline.compile_jit(target);
         compiled = true;
         ByteWriter c;
         c.put<double>(std::chrono::duration<double>(t0 - start).count());
@@ -152,7 +153,6 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
         char go = 0;
         while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {
         }
-        const Halide::Target target = featurize::runnable_here(Halide::Target(options.target));
         const auto timing_start = Clock::now();
         TimingResult timing =
             time_runs(options.timing, threads, [&]() { prepared.pipeline.realize(prepared.output, target); });
