@@ -144,6 +144,10 @@ std::vector<Directive> schedule_directives(const FunctionDAG &dag, const LoopNes
     std::vector<std::vector<StageLoops>> loops(dag.nodes.size());
     for (size_t i = 0; i < dag.nodes.size(); i++) {
         if (dag.nodes[i].is_input || nest.inlined(int(i))) continue;
+        if (dag.nodes[i].is_extern) { // no loops to schedule: a Func computed at it goes outside it
+            loops[i].push_back(StageLoops{{{}}});
+            continue;
+        }
         for (size_t s = 0; s < dag.nodes[i].stages.size(); s++) {
             const size_t before = out.size();
             loops[i].push_back(tile_stage(dag, nest, bounds, {int(i), int(s)}, out));
@@ -177,14 +181,22 @@ std::vector<Directive> schedule_directives(const FunctionDAG &dag, const LoopNes
 void apply(const FunctionDAG &dag, const LoopNest &nest) {
     for (const Directive &d : schedule_directives(dag, nest)) {
         Halide::Func f(dag.nodes[size_t(d.stage.node)].func);
+        switch (d.kind) { // Func directives (an extern Func has no Stage to make)
+        case Directive::ComputeInline: f.compute_inline(); continue;
+        case Directive::ComputeRoot: f.compute_root(); continue;
+        case Directive::ComputeAt: f.compute_at(loop_level(dag, d)); continue;
+        case Directive::StoreRoot: f.store_root(); continue;
+        case Directive::StoreAt: f.store_at(loop_level(dag, d)); continue;
+        default: break;
+        }
         Halide::Stage s = halide_stage(dag, d.stage);
         const auto &v = d.vars;
         switch (d.kind) {
-        case Directive::ComputeInline: f.compute_inline(); break;
-        case Directive::ComputeRoot: f.compute_root(); break;
-        case Directive::ComputeAt: f.compute_at(loop_level(dag, d)); break;
-        case Directive::StoreRoot: f.store_root(); break;
-        case Directive::StoreAt: f.store_at(loop_level(dag, d)); break;
+        case Directive::ComputeInline:
+        case Directive::ComputeRoot:
+        case Directive::ComputeAt:
+        case Directive::StoreRoot:
+        case Directive::StoreAt: break; // above
         case Directive::Split:
             s.split(var(v[0]), var(v[1]), var(v[2]), int(d.factor),
                     d.guard_tail ? Halide::TailStrategy::GuardWithIf : Halide::TailStrategy::ShiftInwards);

@@ -142,7 +142,16 @@ int64_t floor_div(int64_t a, int64_t b) {
 
 int64_t floor_mod(int64_t a, int64_t b) { return b == 0 ? 0 : a - floor_div(a, b) * b; }
 
-using LetValues = std::vector<std::pair<std::string, int64_t>>;
+// Let-bound values in scope, innermost last. Doubles hold both the integer and the float lets
+// (bounds stay far below 2^53).
+using LetValues = std::vector<std::pair<std::string, double>>;
+
+const double *let_value(const LetValues &lets, const std::string &name) {
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+        if (it->first == name) return &it->second;
+    }
+    return nullptr;
+}
 
 int64_t eval_expr(const Expr &e, const std::vector<std::string> &symbols, const std::vector<int64_t> &values,
                   LetValues &lets);
@@ -153,6 +162,15 @@ double eval_float(const Expr &e, const std::vector<std::string> &symbols, const 
     if (!e.type().is_float()) return double(eval_expr(e, symbols, values, lets));
     auto ev = [&](const Expr &x) { return eval_float(x, symbols, values, lets); };
     if (const double *v = as_const_float(e)) return *v;
+    if (const auto *var = e.as<Variable>()) {
+        if (const double *v = let_value(lets, var->name)) return *v;
+    }
+    if (const auto *op = e.as<Let>()) {
+        lets.emplace_back(op->name, ev(op->value));
+        const double r = ev(op->body);
+        lets.pop_back();
+        return r;
+    }
     if (const auto *op = e.as<Cast>()) return ev(op->value);
     if (const auto *op = e.as<Add>()) return ev(op->a) + ev(op->b);
     if (const auto *op = e.as<Sub>()) return ev(op->a) - ev(op->b);
@@ -163,10 +181,24 @@ double eval_float(const Expr &e, const std::vector<std::string> &symbols, const 
     if (const auto *op = e.as<Select>()) {
         return eval_expr(op->condition, symbols, values, lets) ? ev(op->true_value) : ev(op->false_value);
     }
-    if (const auto *op = e.as<Call>(); op && op->args.size() == 1) {
-        if (op->name == "floor_f32" || op->name == "floor_f64") return std::floor(ev(op->args[0]));
-        if (op->name == "ceil_f32" || op->name == "ceil_f64") return std::ceil(ev(op->args[0]));
-        if (op->name == "round_f32" || op->name == "round_f64") return std::nearbyint(ev(op->args[0]));
+    if (const auto *op = e.as<Call>()) {
+        // Halide's float math intrinsics, as parameters' estimates meet them (a radius of 3 sigma,
+        // a level count of log2(size)): "<name>_f32" or "<name>_f64".
+        static const std::map<std::string, double (*)(double)> unary = {
+            {"floor", [](double a) { return std::floor(a); }},     {"ceil", [](double a) { return std::ceil(a); }},
+            {"round", [](double a) { return std::nearbyint(a); }}, {"trunc", [](double a) { return std::trunc(a); }},
+            {"sqrt", [](double a) { return std::sqrt(a); }},       {"exp", [](double a) { return std::exp(a); }},
+            {"log", [](double a) { return std::log(a); }},         {"abs", [](double a) { return std::abs(a); }},
+            {"sin", [](double a) { return std::sin(a); }},         {"cos", [](double a) { return std::cos(a); }},
+            {"tan", [](double a) { return std::tan(a); }},         {"tanh", [](double a) { return std::tanh(a); }}};
+        const std::string base = op->name.size() > 4 ? op->name.substr(0, op->name.size() - 4) : op->name;
+        const bool float_intrinsic = op->name.size() > 4 && (op->name.compare(op->name.size() - 4, 4, "_f32") == 0 ||
+                                                             op->name.compare(op->name.size() - 4, 4, "_f64") == 0);
+        if (float_intrinsic && op->args.size() == 1) {
+            if (auto f = unary.find(base); f != unary.end()) return f->second(ev(op->args[0]));
+        }
+        if (float_intrinsic && op->args.size() == 2 && base == "pow") return std::pow(ev(op->args[0]), ev(op->args[1]));
+        if (op->is_intrinsic(Call::abs) && op->args.size() == 1) return std::abs(ev(op->args[0]));
     }
     throw UnsupportedPipeline("cannot evaluate region bound " + expr_text(e));
 }
@@ -183,9 +215,7 @@ int64_t eval_expr(const Expr &e, const std::vector<std::string> &symbols, const 
     if (const int64_t *v = as_const_int(e)) return *v;
     if (const uint64_t *u = as_const_uint(e)) return int64_t(*u);
     if (const auto *var = e.as<Variable>()) {
-        for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
-            if (it->first == var->name) return it->second;
-        }
+        if (const double *v = let_value(lets, var->name)) return int64_t(*v);
         const int i = symbol_index(symbols, var->name);
         if (i < 0) throw UnsupportedPipeline("a region depends on '" + var->name + "'");
         return values[size_t(i)];
@@ -213,8 +243,23 @@ int64_t eval_expr(const Expr &e, const std::vector<std::string> &symbols, const 
         }
         if (op->type.is_int_or_uint()) return ev(op->value);
     }
+    if (const auto *op = e.as<Call>()) {
+        // Integer intrinsics that indices use (x >> 1, x & 7, abs) and the promises that wrap
+        // clamped indices.
+        const std::vector<Expr> &a = op->args;
+        if (op->is_intrinsic(
+                {Call::likely, Call::likely_if_innermost, Call::promise_clamped, Call::unsafe_promise_clamped}))
+            return ev(a[0]);
+        if (op->is_intrinsic(Call::abs)) return std::abs(ev(a[0]));
+        if (op->is_intrinsic(Call::shift_left)) return ev(a[0]) << ev(a[1]);
+        if (op->is_intrinsic(Call::shift_right)) return ev(a[0]) >> ev(a[1]);
+        if (op->is_intrinsic(Call::bitwise_and)) return ev(a[0]) & ev(a[1]);
+        if (op->is_intrinsic(Call::bitwise_or)) return ev(a[0]) | ev(a[1]);
+        if (op->is_intrinsic(Call::bitwise_xor)) return ev(a[0]) ^ ev(a[1]);
+    }
     if (const auto *op = e.as<Let>()) {
-        lets.emplace_back(op->name, ev(op->value));
+        lets.emplace_back(op->name, op->value.type().is_float() ? eval_float(op->value, symbols, values, lets)
+                                                                : double(ev(op->value)));
         const int64_t r = ev(op->body);
         lets.pop_back();
         return r;
@@ -580,6 +625,138 @@ int FunctionDAG::node_index(const std::string &name) const {
     return -1;
 }
 
+namespace {
+
+// A region from estimates given per pure variable (Func::set_estimates); empty unless every
+// dimension has one that is a constant under the parameters' estimates.
+std::vector<Span> estimated_region(const std::vector<Bound> &estimates, const std::vector<std::string> &args) {
+    std::vector<Span> r;
+    try {
+        for (const std::string &arg : args) {
+            auto b = std::find_if(estimates.begin(), estimates.end(), [&](const Bound &x) { return x.var == arg; });
+            if (b == estimates.end() || !b->min.defined() || !b->extent.defined()) return {};
+            const int64_t mn = const_int(with_estimates(b->min), "an estimate");
+            r.push_back({mn, mn + const_int(with_estimates(b->extent), "an estimate") - 1});
+        }
+    } catch (const UnsupportedPipeline &) {
+        return {};
+    }
+    return r;
+}
+
+// An input image's region from its estimates (or, for a Buffer, its shape); empty if unknown.
+std::vector<Span> input_estimates(const Parameter &param, const Buffer<> &image, int dims) {
+    std::vector<Span> r;
+    for (int d = 0; d < dims; d++) {
+        if (image.defined()) {
+            r.push_back({image.dim(d).min(), image.dim(d).max()});
+            continue;
+        }
+        if (!param.defined()) return {};
+        const Expr mn = param.min_constraint_estimate(d), ext = param.extent_constraint_estimate(d);
+        const int64_t *m = mn.defined() ? as_const_int(simplify(mn)) : nullptr;
+        const int64_t *e = ext.defined() ? as_const_int(simplify(ext)) : nullptr;
+        if (!m || !e) return {};
+        r.push_back({*m, *m + *e - 1});
+    }
+    return r;
+}
+
+// A bound of an edge's region that the evaluator cannot take per tile: dimension `dim`'s min or
+// max, as bounds inference gave it (undefined or infinite when unbounded).
+struct PendingBound {
+    int edge = -1;
+    size_t dim = 0;
+    bool is_max = false;
+    Expr expr;
+};
+
+// Settles edge `ei`'s pending bounds as constants, now that its consumer stage's loop bounds at
+// root are known: the bound there (it covers every tile of the consumer), else the producer's
+// estimates, else the consumer's own extent along the same dimension.
+void settle_bounds(FunctionDAG &dag, const std::vector<PendingBound> &pending, int ei, const Stage &st) {
+    const std::vector<std::string> symbols = loop_bound_symbols(st.loops);
+    for (const PendingBound &p : pending) {
+        if (p.edge != ei) continue;
+        Edge &e = dag.edges[size_t(ei)];
+        const Node &producer = dag.nodes[size_t(e.producer)];
+        std::optional<int64_t> v;
+        if (p.expr.defined() && !p.expr.same_as(Interval::neg_inf()) && !p.expr.same_as(Interval::pos_inf())) {
+            std::map<std::string, Expr> at_root;
+            for (size_t l = 0; l < st.loops.size(); l++) {
+                at_root[symbols[2 * l]] = Expr(int(st.loop_bounds_at_root[l].min));
+                at_root[symbols[2 * l + 1]] = Expr(int(st.loop_bounds_at_root[l].max));
+            }
+            if (const int64_t *c = as_const_int(with_estimates(substitute(at_root, p.expr)))) v = *c;
+        }
+        if (!v && p.dim < producer.estimated_region.size()) {
+            const Span &est = producer.estimated_region[p.dim];
+            v = p.is_max ? est.max : est.min;
+        }
+        for (size_t l = 0; !v && l < st.loops.size(); l++) {
+            if (st.loops[l].dim == int(p.dim))
+                v = p.is_max ? st.loop_bounds_at_root[l].max : st.loop_bounds_at_root[l].min;
+        }
+        if (!v) {
+            throw UnsupportedPipeline("cannot bound the region of '" + producer.name + "' that " + st.name +
+                                      " reads in dimension " + std::to_string(p.dim) +
+                                      " (no estimates to fall back on)");
+        }
+        SymbolicBound b(Expr(*v), symbols);
+        (p.is_max ? e.region[p.dim].second : e.region[p.dim].first) = std::move(b);
+    }
+}
+
+// An extern stage: one stage over the Func's pure variables, reading each Func or image it is
+// given over the same region along the dimensions they share (Halide asks the C function for the
+// real region when it compiles; the model only needs a fair estimate), the producer's estimates
+// or one point along the others.
+void add_extern_stage(FunctionDAG &dag, int ni) {
+    Node &node = dag.nodes[size_t(ni)];
+    Stage st;
+    st.node = ni;
+    st.name = node.name;
+    for (const std::string &a : node.func.args()) st.loops.push_back(Loop{a, false, true, -1, Expr(), Expr()});
+    const std::vector<std::string> symbols = loop_bound_symbols(st.loops);
+    for (const ExternFuncArgument &a : node.func.extern_arguments()) {
+        std::string name;
+        if (a.is_func()) name = Function(a.func).name();
+        if (a.is_image_param()) name = a.image_param.name();
+        if (a.is_buffer()) name = a.buffer.name();
+        const int producer = name.empty() ? -1 : dag.node_index(name);
+        if (producer < 0 || producer == ni) continue;
+        const bool seen = std::any_of(st.incoming_edges.begin(), st.incoming_edges.end(),
+                                      [&](int ei) { return dag.edges[size_t(ei)].producer == producer; });
+        if (seen) continue;
+        const Node &p = dag.nodes[size_t(producer)];
+        Edge e;
+        e.producer = producer;
+        e.consumer_node = ni;
+        e.consumer_stage = 0;
+        e.calls = 1;
+        Jacobian j;
+        for (size_t d = 0; d < size_t(p.dimensions); d++) {
+            std::vector<JacobianEntry> row;
+            for (size_t l = 0; l < st.loops.size(); l++) row.push_back(Rational{l == d ? 1 : 0, 1});
+            j.entries.push_back(std::move(row));
+            if (d < st.loops.size()) {
+                e.region.emplace_back(SymbolicBound(Variable::make(Int(32), symbols[2 * d]), symbols),
+                                      SymbolicBound(Variable::make(Int(32), symbols[2 * d + 1]), symbols));
+            } else {
+                const Span est = d < p.estimated_region.size() ? p.estimated_region[d] : Span{0, 0};
+                e.region.emplace_back(SymbolicBound(Expr(est.min), symbols), SymbolicBound(Expr(est.max), symbols));
+            }
+        }
+        e.jacobians.push_back(std::move(j));
+        st.incoming_edges.push_back(int(dag.edges.size()));
+        dag.nodes[size_t(producer)].outgoing_edges.push_back(int(dag.edges.size()));
+        dag.edges.push_back(std::move(e));
+    }
+    node.stages.push_back(std::move(st));
+}
+
+} // namespace
+
 FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
     std::vector<Function> outputs;
     for (const Func &f : pipeline.outputs()) outputs.push_back(f.function());
@@ -592,36 +769,57 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
     for (const Function &f : outputs) output_names.insert(f.name());
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const Function &f = env.at(*it);
-        if (f.has_extern_definition()) throw UnsupportedPipeline("extern stage '" + f.name() + "' is not supported");
         Node n;
         n.name = f.name();
         n.func = f;
         n.is_output = output_names.count(f.name()) > 0;
+        n.is_extern = f.has_extern_definition();
         n.dimensions = f.dimensions();
         n.types = f.output_types();
+        n.estimated_region = estimated_region(f.schedule().estimates(), f.args());
         dag.nodes.push_back(std::move(n));
     }
     // Input images, in order of first use (consumers first), after every Func.
     for (size_t i = 0, funcs = dag.nodes.size(); i < funcs; i++) {
         const Function &f = dag.nodes[i].func;
+        auto add_input = [&](const std::string &name, int dims, Type type, const Parameter &param,
+                             const Buffer<> &image) {
+            if (dag.node_index(name) >= 0) return;
+            Node in;
+            in.name = name;
+            in.is_input = true;
+            in.dimensions = dims;
+            in.types = {type};
+            in.estimated_region = input_estimates(param, image, dims);
+            dag.nodes.push_back(std::move(in));
+        };
+        if (f.has_extern_definition()) {
+            for (const ExternFuncArgument &a : f.extern_arguments()) {
+                if (a.is_image_param())
+                    add_input(a.image_param.name(), a.image_param.dimensions(), a.image_param.type(), a.image_param,
+                              Buffer<>());
+                if (a.is_buffer())
+                    add_input(a.buffer.name(), a.buffer.dimensions(), a.buffer.type(), Parameter(), a.buffer);
+            }
+            continue;
+        }
         CollectCalls c;
         c.collect(f.definition());
         for (const Definition &u : f.updates()) c.collect(u);
         for (const Call *op : c.calls) {
-            if (op->call_type != Call::Image || dag.node_index(op->name) >= 0) continue;
-            Node in;
-            in.name = op->name;
-            in.is_input = true;
-            in.dimensions = int(op->args.size());
-            in.types = {op->type};
-            dag.nodes.push_back(std::move(in));
+            if (op->call_type == Call::Image) add_input(op->name, int(op->args.size()), op->type, op->param, op->image);
         }
     }
 
     // Stages, edges and Jacobians.
+    std::vector<PendingBound> pending; // bounds to settle once the consumers' regions are known
     for (size_t ni = 0; ni < dag.nodes.size(); ni++) {
         Node &node = dag.nodes[ni];
         if (node.is_input) continue;
+        if (node.is_extern) {
+            add_extern_stage(dag, int(ni));
+            continue;
+        }
         std::vector<Definition> defs{node.func.definition()};
         for (const Definition &u : node.func.updates()) defs.push_back(u);
         for (size_t si = 0; si < defs.size(); si++) {
@@ -702,13 +900,20 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 e.calls = int(jacobians.size());
                 e.jacobians = std::move(jacobians);
                 if (!read_exprs.empty()) e.use = UseCondition::of(read_exprs, name, st.loops);
-                for (size_t d = 0; d < box.size(); d++) {
-                    const Interval &iv = box[d];
-                    if (!iv.is_bounded()) {
-                        throw UnsupportedPipeline("the region of '" + name + "' needed by " + st.name +
-                                                  " is unbounded in dimension " + std::to_string(d));
+                // Bounds the evaluator cannot take per tile (unbounded, or math it does not know)
+                // are settled at the consumer's root region below.
+                auto bound = [&](const Expr &x, size_t d, bool is_max) {
+                    if (x.defined() && !x.same_as(Interval::neg_inf()) && !x.same_as(Interval::pos_inf())) {
+                        try {
+                            return SymbolicBound(with_estimates(x), symbols);
+                        } catch (const UnsupportedPipeline &) {
+                        }
                     }
-                    e.region.emplace_back(SymbolicBound(iv.min, symbols), SymbolicBound(iv.max, symbols));
+                    pending.push_back({int(dag.edges.size()), d, is_max, x});
+                    return SymbolicBound();
+                };
+                for (size_t d = 0; d < box.size(); d++) {
+                    e.region.emplace_back(bound(box[d].min, d, false), bound(box[d].max, d, true));
                 }
                 st.incoming_edges.push_back(int(dag.edges.size()));
                 dag.nodes[size_t(producer)].outgoing_edges.push_back(int(dag.edges.size()));
@@ -717,12 +922,18 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
             if (si > 0) {
                 // What the update reads of its own Func, and writes: the left-hand side's bounds
                 // (data-dependent ones through the value bounds of what they read).
+                // Unbounded (an index read from data with no clamp): the Func's estimates.
                 auto add = [&](SymbolicRegion &out, const Interval &iv, size_t d, const char *what) {
-                    if (!iv.is_bounded()) {
+                    if (iv.is_bounded()) {
+                        out.emplace_back(SymbolicBound(with_estimates(iv.min), symbols),
+                                         SymbolicBound(with_estimates(iv.max), symbols));
+                    } else if (d < node.estimated_region.size()) {
+                        const Span est = node.estimated_region[d];
+                        out.emplace_back(SymbolicBound(Expr(est.min), symbols), SymbolicBound(Expr(est.max), symbols));
+                    } else {
                         throw UnsupportedPipeline(st.name + " " + what + " an unbounded region of dimension " +
-                                                  std::to_string(d));
+                                                  std::to_string(d) + "; give '" + node.name + "' estimates");
                     }
-                    out.emplace_back(SymbolicBound(iv.min, symbols), SymbolicBound(iv.max, symbols));
                 };
                 const auto self = boxes.find(node.name);
                 for (size_t d = 0; d < defs[si].args().size(); d++) {
@@ -738,6 +949,7 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
     // Concrete regions at root, consumers first: outputs from their estimates, every other
     // node the union of what its consumers' stages need.
     std::vector<std::vector<Span>> needed(dag.nodes.size());
+    std::vector<bool> used(dag.nodes.size(), false);
     for (size_t ni = 0; ni < dag.nodes.size(); ni++) {
         Node &node = dag.nodes[ni];
         if (node.is_output) {
@@ -751,8 +963,10 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 node.region_at_root.push_back(
                     {mn, mn + const_int(with_estimates(b->extent), "an output estimate") - 1});
             }
-        } else if (needed[ni].empty()) {
-            throw UnsupportedPipeline("'" + node.name + "' is not used by the output");
+        } else if (!used[ni]) {
+            // Nothing reads it (only a zero-extent region): its estimates, or one point.
+            node.region_at_root = node.estimated_region;
+            node.region_at_root.resize(size_t(node.dimensions), Span{0, 0});
         } else {
             node.region_at_root = needed[ni];
         }
@@ -775,8 +989,10 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
         for (Stage &st : node.stages) {
             st.loop_bounds_at_root = st.loops_over(node.region_at_root);
             for (int ei : st.incoming_edges) {
+                settle_bounds(dag, pending, ei, st);
                 const Edge &e = dag.edges[size_t(ei)];
                 unite(needed[size_t(e.producer)], e.required(st.loop_bounds_at_root));
+                used[size_t(e.producer)] = true;
             }
         }
     }

@@ -13,6 +13,12 @@
 //
 // Estimates: the output's estimates and the input images' and scalar params' estimates are
 // required (as for Halide's own autoschedulers); a missing one is an UnsupportedPipeline error.
+// Where bounds inference leaves an access unbounded, or bounded by an expression the evaluator
+// cannot evaluate per tile, the access is taken at its bound over the consumer's whole region
+// at root (a constant), else at the producer's estimates: conservative, never a refusal. Extern
+// stages read their producers over the extern Func's own region (matching dimensions), or their
+// producers' estimates. A Func the output does not read is realized over its estimates, or one
+// point.
 #pragma once
 
 #include <Halide.h>
@@ -117,12 +123,20 @@ struct Stage {
 struct Node {
     std::string name;
     bool is_input = false, is_output = false;
+    // A stage defined by a C function (Func::define_extern): one stage over the Func's pure
+    // variables, no Halide definition (`stages[0].definition` is undefined). It is computed at
+    // root, untiled; the Funcs it reads are realized at root for it.
+    bool is_extern = false;
     int dimensions = 0;
     std::vector<Halide::Type> types; // one per tuple element
     std::vector<Stage> stages;       // empty for inputs
     std::vector<int> outgoing_edges;
     std::vector<Span> region_at_root; // per dimension: what the consumers need (estimates)
-    Halide::Internal::Function func;  // undefined for inputs
+    // Per dimension, the region the user's estimates give (input images' estimates or bounds, a
+    // Func's set_estimates); empty where there are none. The fallback for a consumer's access
+    // that bounds inference cannot bound, and the region of a Func nothing reads.
+    std::vector<Span> estimated_region;
+    Halide::Internal::Function func; // undefined for inputs
     int64_t bytes_per_point() const;
     // Grows `region`, the part of the Func its consumers need, by what its update stages read of
     // it (the pure definition computes that too) and, with `writes`, what they write (Halide

@@ -137,20 +137,24 @@ std::vector<int> level0_pure_loops(const FunctionDAG &dag, const LoopNest &nest,
 
 bool converts_float_to_integer(const FunctionDAG &dag, int node) {
     const Node &n = dag.nodes[size_t(node)];
-    if (n.is_input || n.func.values().size() != 1) return false;
+    if (n.is_input || n.is_extern || n.func.values().size() != 1) return false;
     const Halide::Internal::Cast *cast = n.func.values()[0].as<Halide::Internal::Cast>();
     return cast && cast->value.type().is_float() && (cast->type.is_int() || cast->type.is_uint());
 }
 
 bool can_inline(const FunctionDAG &dag, int node) {
     const Node &n = dag.nodes[size_t(node)];
-    return !n.is_input && !n.is_output && n.stages.size() == 1 && n.stages[0].self_calls.empty() &&
-           n.types.size() == 1 && !converts_float_to_integer(dag, node);
+    // An extern stage reads its producers from buffers: they must be realized.
+    const bool read_by_extern = std::any_of(n.outgoing_edges.begin(), n.outgoing_edges.end(), [&](int ei) {
+        return dag.nodes[size_t(dag.edges[size_t(ei)].consumer_node)].is_extern;
+    });
+    return !n.is_input && !n.is_output && !n.is_extern && !read_by_extern && n.stages.size() == 1 &&
+           n.stages[0].self_calls.empty() && n.types.size() == 1 && !converts_float_to_integer(dag, node);
 }
 
 bool is_input_wrapper(const FunctionDAG &dag, int node) {
     const Node &n = dag.nodes[size_t(node)];
-    if (n.is_input || n.is_output || n.stages.size() != 1 || n.func.values().size() != 1) return false;
+    if (n.is_input || n.is_output || n.is_extern || n.stages.size() != 1 || n.func.values().size() != 1) return false;
     const Halide::Internal::Call *call = n.func.values()[0].as<Halide::Internal::Call>();
     return call && call->call_type == Halide::Internal::Call::Image && call->param.defined();
 }

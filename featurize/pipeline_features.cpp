@@ -333,6 +333,7 @@ PipelineFeatures compute_pipeline_features(const FunctionDAG &dag, int node_inde
     const Stage &stage = node.stages.at(size_t(stage_index));
     const Definition &def = stage.definition;
     PipelineFeatures f;
+    if (node.is_extern) return f; // a C function: nothing Halide can count
 
     OpCounter counter(f, node.name);
     for (const Expr &e : def.values()) e.accept(&counter);

@@ -13,40 +13,48 @@ namespace sf = schedforge::featurize;
 ManualCostModel::ManualCostModel(const std::array<double, sf::kNumCostTerms> &coefficients)
     : coefficients_(coefficients) {}
 
-void ManualCostModel::set_pipeline(const sf::FunctionDAG &dag, int cores) {
+double ops_per_point(const std::function<double(int)> &feature) {
     using Op = sf::PipelineFeatures::OpType;
+    double ops = 0; // operations that take an instruction: not constants, names or params
+    for (int op = 0; op < sf::PipelineFeatures::kNumOps; op++) {
+        if (op == int(Op::Const) || op == int(Op::Variable) || op == int(Op::Param)) continue;
+        for (int t = 0; t < sf::PipelineFeatures::kNumTypes; t++)
+            ops += feature(op * sf::PipelineFeatures::kNumTypes + t);
+    }
+    return std::max(ops, 1.0);
+}
+
+std::array<double, sf::kNumCostTerms> manual_cost_factors(const sf::CostTermInputs<double> &x, double ops) {
+    std::array<double, sf::kNumCostTerms> f = sf::cost_terms(x);
+    const double speedup = sf::parallel_speedup(x);
+    for (int i = 0; i < sf::kNumCostTerms; i++) {
+        if (i <= 3) f[size_t(i)] *= ops;                            // compute terms: per operation
+        if (i < sf::kNumParallelCostTerms) f[size_t(i)] /= speedup; // compute and loads: spread over the cores used
+    }
+    return f;
+}
+
+void ManualCostModel::set_pipeline(const sf::FunctionDAG &dag, int cores) {
     cores_ = std::max(cores, 1);
     ops_per_point_.assign(dag.nodes.size(), {});
     is_output_.assign(dag.nodes.size(), false);
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         is_output_[n] = dag.nodes[n].is_output;
         for (size_t s = 0; s < dag.nodes[n].stages.size(); s++) {
-            const sf::PipelineFeatures pf = sf::compute_pipeline_features(dag, int(n), int(s));
-            double ops = 0; // operations that take an instruction: not constants, names or params
-            for (int op = 0; op < sf::PipelineFeatures::kNumOps; op++) {
-                if (op == int(Op::Const) || op == int(Op::Variable) || op == int(Op::Param)) continue;
-                for (int t = 0; t < sf::PipelineFeatures::kNumTypes; t++) ops += double(pf.op_histogram[op][t]);
-            }
-            ops_per_point_[n].push_back(std::max(ops, 1.0));
+            const auto values = sf::compute_pipeline_features(dag, int(n), int(s)).values();
+            ops_per_point_[n].push_back(ops_per_point([&](int i) { return values[size_t(i)]; }));
         }
     }
 }
 
 double ManualCostModel::stage_cost(const sf::StageFeatures &s, std::array<double, sf::kNumCostTerms> *terms) const {
     if (!s.scheduled) return 0;
-    const sf::ScheduleFeatures &f = s.features;
-    const sf::CostTermInputs<double> x = sf::cost_term_inputs(f, is_output_[size_t(s.node)], cores_);
-    const std::array<double, sf::kNumCostTerms> t = sf::cost_terms(x);
-    if (terms) *terms = t;
-    const double speedup = sf::parallel_speedup(x);
-    const double ops = ops_per_point_[size_t(s.node)][size_t(s.stage)];
+    const sf::CostTermInputs<double> x = sf::cost_term_inputs(s.features, is_output_[size_t(s.node)], cores_);
+    if (terms) *terms = sf::cost_terms(x);
+    const std::array<double, sf::kNumCostTerms> f =
+        manual_cost_factors(x, ops_per_point_[size_t(s.node)][size_t(s.stage)]);
     double cost = 0;
-    for (int i = 0; i < sf::kNumCostTerms; i++) {
-        double c = coefficients_[size_t(i)];
-        if (i <= 3) c *= ops;                            // compute terms: per operation
-        if (i < sf::kNumParallelCostTerms) c /= speedup; // compute and loads: spread over the cores used
-        cost += c * t[size_t(i)];
-    }
+    for (int i = 0; i < sf::kNumCostTerms; i++) cost += coefficients_[size_t(i)] * f[size_t(i)];
     return cost;
 }
 

@@ -14,6 +14,7 @@
 #include "featurize/schedule_features.h"
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,17 @@ public:
     virtual void evaluate(const std::vector<const std::vector<featurize::StageFeatures> *> &batch,
                           std::vector<double> &costs) = 0;
 };
+
+// The operations that take an instruction in one evaluation of a stage: its op histogram (the
+// first PipelineFeatures::kNumOps x kNumTypes entries of the flat pipeline features) less
+// constants, names and parameters; at least 1. `feature(i)` gives flat feature i.
+double ops_per_point(const std::function<double(int)> &feature);
+
+// The factors that multiply each coefficient in a stage's manual cost, cost = sum_i c_i * f_i:
+// the Appendix B terms, compute terms (0-3) per operation, compute and load terms divided by the
+// stage's parallel speedup. Linear in the coefficients, so `calibrate` fits them to these.
+std::array<double, featurize::kNumCostTerms> manual_cost_factors(const featurize::CostTermInputs<double> &x,
+                                                                 double ops_per_point);
 
 class ManualCostModel : public CostModel {
 public:

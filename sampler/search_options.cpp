@@ -47,6 +47,10 @@ void SearchOptions::validate(const std::string &source) const {
         bad("pruning: need 0 < min_tasks_per_core <= max_tasks_per_core");
     }
     if (pruning.max_recompute < 0) bad("pruning.max_recompute must not be negative (0 switches it off)");
+    if (space.max_tile_shapes < 1) bad("space.max_tile_shapes must be at least 1");
+    if (space.max_inner_tilings < 0) bad("space.max_inner_tilings must not be negative (0: no inner tiles)");
+    if (space.max_unroll_points < 0) bad("space.max_unroll_points must not be negative (0: never unroll)");
+    if (space.vector_loops < 1) bad("space.vector_loops must be at least 1");
     for (size_t i = 0; i < coefficients.size(); i++) {
         if (!(coefficients[i] >= 0) || !std::isfinite(coefficients[i])) {
             bad(std::string("cost_model.coefficients.") + featurize::cost_term_names()[i] +
@@ -100,6 +104,21 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
             r.on("max_tasks_per_core",
                  [&](const YAML::Node &m, const std::string &mk) { p.max_tasks_per_core = number(m, mk); });
             r.on("max_recompute", [&](const YAML::Node &m, const std::string &mk) { p.max_recompute = number(m, mk); });
+            r.run();
+        });
+        top.on("space", [&](const YAML::Node &n, const std::string &k) {
+            MapReader r(n, k, source);
+            SpaceRules &sp = o.space;
+            r.on("max_tile_shapes", [&](const YAML::Node &m, const std::string &mk) {
+                sp.max_tile_shapes = yaml::integer(m, mk, source);
+            });
+            r.on("max_inner_tilings",
+                 [&](const YAML::Node &m, const std::string &mk) { sp.max_inner_tilings = integer(m, mk); });
+            r.on("max_unroll_points",
+                 [&](const YAML::Node &m, const std::string &mk) { sp.max_unroll_points = integer(m, mk); });
+            r.on("vector_loops", [&](const YAML::Node &m, const std::string &mk) { sp.vector_loops = integer(m, mk); });
+            r.on("vectorize_storage_dense",
+                 [&](const YAML::Node &m, const std::string &mk) { sp.vectorize_storage_dense = boolean(m, mk); });
             r.run();
         });
         top.on("cost_model", [&](const YAML::Node &n, const std::string &k) {

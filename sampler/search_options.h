@@ -26,6 +26,18 @@ struct PruningRules {
     double max_recompute = 10;
 };
 
+// The shape of the search space: every cap and choice of SuccessorGenerator::tilings, named so
+// that each can be switched and measured (compare-schedulers SchedForge:FILE).
+struct SpaceRules {
+    int64_t max_tile_shapes = 4096; // tile shapes enumerated per level before thinning
+    int max_inner_tilings = 4;      // inner (cache or register) tiles tried per outer tiling of a root Func
+    int max_unroll_points = 16;     // point tiles of at most this many iterations (vectors) are unrolled
+    int vector_loops = 2;           // vectorize along at most this many loops (innermost first)
+    // Vectorize only along the Func's innermost storage dimension (dense vector stores and loads)
+    // where that loop holds a vector; other loops only where it does not.
+    bool vectorize_storage_dense = false;
+};
+
 struct SearchOptions {
     int beam_size = 32;
     int passes = 5;            // coarse-to-fine (§3.2); 1 = plain beam search
@@ -37,6 +49,7 @@ struct SearchOptions {
     double hash_penalty = 2.0; // cost factor for a state whose coarse hash a better state has
     bool memoize_features = true; // children reuse the parent's features where a decision cannot change them
     PruningRules pruning;
+    SpaceRules space;
     std::array<double, featurize::kNumCostTerms> coefficients; // the manual cost model's c_0..c_26
     std::string weights; // the learned cost model's weights file (train-cost-model); empty: the manual model
 

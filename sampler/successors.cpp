@@ -57,11 +57,19 @@ std::vector<T> thin(std::vector<T> items, size_t n) {
     return kept;
 }
 
-// The pure loops (innermost first) whose extent holds at least one vector of width `w`.
-std::vector<int> vectorizable_loops(const sf::Stage &st, const std::vector<int64_t> &extent, int w) {
+// The pure loops (innermost first) whose extent holds at least one vector of width `w`. With
+// `storage_dense`, only the loop over the Func's innermost dimension where it is one of them:
+// vectors along it load and store densely; along any other they are strided.
+std::vector<int> vectorizable_loops(const sf::Stage &st, const std::vector<int64_t> &extent, int w,
+                                    bool storage_dense = false) {
     std::vector<int> loops;
     for (size_t l = 0; l < st.loops.size(); l++) {
         if (!st.loops[l].is_rvar && st.loops[l].is_pure && extent[l] >= w) loops.push_back(int(l));
+    }
+    if (storage_dense) {
+        for (int l : loops) {
+            if (st.loops[size_t(l)].dim == 0) return {l};
+        }
     }
     return loops;
 }
@@ -70,7 +78,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Whether a Func is a pure copy of one producer: f(x, y, ...) = p(x, y, ...).
 bool identity_stage(const sf::Node &n) {
-    if (n.is_input || n.stages.size() != 1) return false;
+    if (n.is_input || n.is_extern || n.stages.size() != 1) return false;
     const std::vector<Halide::Expr> &values = n.stages[0].definition.values();
     if (values.size() != 1) return false;
     const auto *call = values[0].as<Halide::Internal::Call>();
@@ -119,7 +127,7 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
         if (native >= 4) widths.push_back(native / 2);
         widths.push_back(1);
     }
-    const size_t cap = 4096;
+    const size_t cap = size_t(options_.space.max_tile_shapes);
 
     // The level structures: {} (untiled), {T0}, and for root Funcs {T0, T1}.
     std::vector<std::vector<std::vector<int64_t>>> shapes{{}};
@@ -164,7 +172,7 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
         }
         std::vector<std::vector<int64_t>> inner = products(inner_choices, cap);
         inner.erase(std::remove(inner.begin(), inner.end(), t0), inner.end());
-        for (const auto &t1 : thin(inner, 4)) shapes.push_back({t0, t1});
+        for (const auto &t1 : thin(inner, size_t(options_.space.max_inner_tilings))) shapes.push_back({t0, t1});
     }
 
     std::vector<StageTiling> out;
@@ -199,7 +207,7 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
                     }
                     // Register blocks: the reduction (if any) runs outside the unrolled points. Only
                     // even tiles (point_tile_divides).
-                    if (!shape.empty() && divides && iterations > 1 && iterations <= 16 &&
+                    if (!shape.empty() && divides && iterations > 1 && iterations <= options_.space.max_unroll_points &&
                         (!has_rvars || rvars_outside)) {
                         v.unroll = true;
                         out.push_back(v);
@@ -210,8 +218,9 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
                         add(t);
                         continue;
                     }
-                    const std::vector<int> wide = vectorizable_loops(st, point, w);
-                    for (size_t i = 0; i < std::min<size_t>(wide.size(), 2); i++) { // the two innermost
+                    const std::vector<int> wide =
+                        vectorizable_loops(st, point, w, options_.space.vectorize_storage_dense);
+                    for (size_t i = 0; i < std::min<size_t>(wide.size(), size_t(options_.space.vector_loops)); i++) {
                         StageTiling v = t;
                         v.vector_loop = wide[i];
                         v.vector_width = w;
@@ -237,6 +246,11 @@ std::vector<LoopNest> SuccessorGenerator::successors(const LoopNest &nest, int d
         return out;
     }
     const sf::Node &n = dag_.nodes[size_t(dec.node)];
+    if (n.is_extern) { // a C function over its whole region: at root, untiled
+        out.push_back(nest);
+        out.back().funcs[size_t(dec.node)] = {Site::root(), Site::root(), {StageTiling()}};
+        return out;
+    }
     if (sf::can_inline(dag_, dec.node)) {
         out.push_back(nest);
         out.back().funcs[size_t(dec.node)] = {Site::inlined(), Site::inlined(), {}};
@@ -254,7 +268,8 @@ std::vector<LoopNest> SuccessorGenerator::successors(const LoopNest &nest, int d
             const int w = sf::native_vector_width(dag_, ref, target_);
             std::vector<int64_t> extent;
             for (const sf::Span &span : bounds.production_bounds(ref)) extent.push_back(span.extent());
-            const std::vector<int> wide = vectorizable_loops(n.stages[s], extent, w);
+            const std::vector<int> wide =
+                vectorizable_loops(n.stages[s], extent, w, options_.space.vectorize_storage_dense);
             if (w > 1 && !wide.empty()) {
                 fs.stages[s].vector_loop = wide.front();
                 fs.stages[s].vector_width = w;

@@ -10,7 +10,9 @@
 // compute_root), inline (Halide's default schedule), Halide's autoscheduler plugins
 // Mullapudi2016, Li2018 and Adams2019 (machine parameters from this machine's fingerprint), and
 // SchedForge, our search (--search-config, cores from the same machine parameters), and
-// SchedForgeLearned, the same search with the learned cost model's --weights. Every
+// SchedForgeLearned, the same search with the learned cost model's --weights, and
+// SchedForge:FILE, the search with the search config FILE (variants of the search's rules side by
+// side in one run, as the before/after figures of a rule change need). Every
 // schedule's output is checked against the compute_root schedule's; a failed entry shows its
 // status in the table and its reason in the CSV. DIR receives comparison.csv, comparison.png
 // (gnuplot), fingerprint.txt and workers.log (what the workers printed, e.g. autoscheduler logs).
@@ -106,7 +108,7 @@ int main(int argc, char **argv) {
     app.add_option("--apps", apps_text, "Apps to compare: all, or a comma-separated list");
     app.add_option("--schedulers", schedulers_text,
                    "Comma-separated: manual, root, inline, Mullapudi2016, Li2018, Adams2019, SchedForge, "
-                   "SchedForgeLearned");
+                   "SchedForgeLearned, SchedForge:SEARCH.yaml");
     app.add_option("--search-config", search_config, "Search config for SchedForge (YAML)")->check(CLI::ExistingFile);
     app.add_option("--weights", weights, "Learned cost model weights for SchedForgeLearned");
     app.add_option("--baseline", baseline, "Scheduler the speedups are relative to");
@@ -125,12 +127,17 @@ int main(int argc, char **argv) {
         if (app_list.empty() && pipelines == 0) throw UserError("nothing to compare: give --apps or --pipelines > 0");
         const std::vector<std::string> schedulers = split_list(schedulers_text);
         if (schedulers.empty()) throw UserError("--schedulers lists no scheduler");
+        std::map<std::string, ss::SearchOptions> variants; // SchedForge:FILE -> its search options
         for (const std::string &s : schedulers) {
+            if (s.rfind("SchedForge:", 0) == 0) {
+                variants[s] = ss::load_search_options(s.substr(std::string("SchedForge:").size()));
+                continue;
+            }
             if (s != "root" && s != "inline" && s != "manual" && s != "SchedForge" && s != "SchedForgeLearned" &&
                 ss::halide_autoscheduler_plugin(s).empty()) {
                 throw UserError("unknown scheduler '" + s +
                                 "' (choose from manual, root, inline, Mullapudi2016, Li2018, Adams2019, SchedForge, "
-                                "SchedForgeLearned)");
+                                "SchedForgeLearned, SchedForge:SEARCH.yaml)");
             }
         }
         const bool learned = std::find(schedulers.begin(), schedulers.end(), "SchedForgeLearned") != schedulers.end();
@@ -159,6 +166,7 @@ int main(int argc, char **argv) {
         search.cores = machine.parallelism;
         ss::SearchOptions learned_search = search;
         learned_search.weights = weights;
+        for (auto &[name, options] : variants) options.cores = machine.parallelism;
         // A bad weights file is a user error now, not a failure of every learned job.
         if (learned) ss::make_cost_model(weights, search.coefficients);
         std::string fp_text;
@@ -167,10 +175,12 @@ int main(int argc, char **argv) {
         schedforge::tools::write_file_atomic(out_dir + "/fingerprint.txt", fp_text);
 
         // A named autoscheduler, ours or one of Halide's, applied to a pipeline.
-        auto autoschedule = [target, machine, search, learned_search](const std::string &scheduler,
-                                                                      Halide::Pipeline &pipeline) {
+        auto autoschedule = [target, machine, search, learned_search, variants](const std::string &scheduler,
+                                                                                Halide::Pipeline &pipeline) {
             if (scheduler == "SchedForge")
                 ss::schedule_pipeline(pipeline, target, search);
+            else if (variants.count(scheduler))
+                ss::schedule_pipeline(pipeline, target, variants.at(scheduler));
             else if (scheduler == "SchedForgeLearned")
                 ss::schedule_pipeline(pipeline, target, learned_search);
             else

@@ -1,0 +1,41 @@
+// Calibrating the manual cost model to a machine: its 27 coefficients fitted to measured
+// runtimes, in seconds, not the hours a learned model takes.
+//
+// A state's manual cost is linear in the coefficients (cost = sum_i c_i * F_i, F_i summed over
+// its stages by manual_cost_factors), so fitting is a non-negative least-squares problem. The
+// fit minimizes the relative error of the predicted runtimes, each pipeline weighing the same
+// whatever its schedule count, with a ridge pulling each coefficient towards its starting value
+// (terms the data never exercises keep theirs). It is solved by projected coordinate descent
+// over coefficients scaled by their starting values (the terms' magnitudes differ by twelve
+// orders), then reweighted a few times by the current predictions, which moves the fit from
+// relative towards logarithmic error (|log(P/M)|, what ranking and R^2 of logs reward).
+#pragma once
+
+#include "featurize/cost_terms.h"
+#include "trainer/metrics.h"
+#include "trainer/training_data.h"
+
+#include <array>
+
+namespace schedforge::sampler {
+
+using Coefficients = std::array<double, featurize::kNumCostTerms>;
+
+struct CalibrationOptions {
+    double ridge = 0.01;  // weight of (c_i / start_i - 1)^2 per coefficient, relative to one pipeline
+    int reweightings = 4; // rounds of reweighting by the current predictions
+};
+
+// The manual model's predicted runtime, in seconds (coefficients are nanoseconds per unit), of
+// schedule `s` of a pipeline of the training data.
+double manual_prediction(const trainer::TrainingPipeline &p, size_t s, const Coefficients &c);
+
+// The model's metrics on `data` with coefficients `c` (trainer/metrics.h, throughput loss).
+trainer::Metrics manual_metrics(const trainer::TrainingData &data, const Coefficients &c);
+
+// Coefficients fitted to `data`, starting from (and pulled towards) `start`. UserError when the
+// data holds no schedule.
+Coefficients calibrate(const trainer::TrainingData &data, const Coefficients &start,
+                       const CalibrationOptions &options = {});
+
+} // namespace schedforge::sampler

@@ -1,0 +1,97 @@
+// Calibrating the manual cost model: on data whose runtimes a known set of coefficients
+// produces, the fit from the defaults recovers a model that ranks and predicts them, where the
+// defaults do not; terms the data never exercises keep their starting values; and the CLI
+// rejects bad input with exit 2.
+#include "common/errors.h"
+#include "sampler/calibrate.h"
+#include "sampler/search_options.h"
+#include "tests/support/commands.h"
+
+#include "generator/rng.h"
+
+#include <gtest/gtest.h>
+
+namespace schedforge::sampler {
+namespace {
+
+namespace tr = schedforge::trainer;
+
+// Random pipelines of `stages` stages and schedules with plausible features; runtimes from
+// `truth` (seconds).
+tr::TrainingData synthetic_data(const Coefficients &truth, int pipelines, int schedules, uint64_t seed) {
+    gen::Rng rng(seed);
+    tr::TrainingData data;
+    for (int p = 0; p < pipelines; p++) {
+        tr::TrainingPipeline tp;
+        tp.id = uint64_t(p + 1);
+        const int stages = int(rng.uniform_int(2, 4));
+        tp.input.num_stages = stages;
+        tp.input.num_cores = 2;
+        for (int s = 0; s < stages; s++) {
+            for (int f = 0; f < tr::kPipelineFeatures; f++)
+                tp.input.pipeline_features.push_back(f < 40 && rng.chance(0.2) ? float(rng.uniform_int(0, 3)) : 0.0f);
+            tp.input.is_output.push_back(s == 0 ? 1.0f : 0.0f);
+        }
+        for (int k = 0; k < schedules; k++) {
+            std::vector<float> rows;
+            for (int s = 0; s < stages; s++) {
+                for (int f = 0; f < tr::kScheduleFeatures; f++)
+                    rows.push_back(float(std::exp2(20 * rng.uniform01()))); // 1 .. 1M, spread widely
+            }
+            tp.schedule_features.push_back(rows);
+            tp.runtimes.push_back(0);
+            tp.timing_spread.push_back(0.01);
+        }
+        for (size_t k = 0; k < tp.runtimes.size(); k++) tp.runtimes[k] = manual_prediction(tp, k, truth);
+        data.pipelines.push_back(std::move(tp));
+    }
+    return data;
+}
+
+TEST(Calibrate, RecoversCoefficientsThatExplainTheData) {
+    const Coefficients start = SearchOptions().coefficients;
+    Coefficients truth = start;
+    gen::Rng rng(7);
+    for (double &c : truth) c *= std::exp2(8 * rng.uniform01() - 4); // each term off by up to 16x
+    const tr::TrainingData train = synthetic_data(truth, 40, 12, 1), held_out = synthetic_data(truth, 10, 12, 2);
+
+    const tr::Metrics before = manual_metrics(held_out, start);
+    const Coefficients fitted = calibrate(train, start, CalibrationOptions{/*ridge=*/1e-6, /*reweightings=*/4});
+    const tr::Metrics after = manual_metrics(held_out, fitted);
+    EXPECT_GT(after.pairwise_accuracy, 0.97);
+    EXPECT_GT(after.pairwise_accuracy, before.pairwise_accuracy + 0.02);
+    EXPECT_GT(after.r2_log, 0.97);
+    EXPECT_LT(after.mean_relative_error, 0.05);
+    EXPECT_GT(before.mean_relative_error, 0.2);
+    for (double c : fitted) EXPECT_GE(c, 0);
+}
+
+TEST(Calibrate, TermsTheDataNeverExercisesKeepTheirStart) {
+    const Coefficients start = SearchOptions().coefficients;
+    tr::TrainingData data = synthetic_data(start, 10, 6, 3);
+    // inlined_calls (feature 6 of the cost inputs' list) at zero: terms 0 and 1 are zero everywhere.
+    const int inlined_calls = int(featurize::ScheduleFeatureIndex::inlined_calls);
+    for (tr::TrainingPipeline &p : data.pipelines) {
+        for (std::vector<float> &rows : p.schedule_features) {
+            for (size_t s = 0; s * tr::kScheduleFeatures < rows.size(); s++)
+                rows[s * tr::kScheduleFeatures + size_t(inlined_calls)] = 0;
+        }
+    }
+    const Coefficients fitted = calibrate(data, start);
+    EXPECT_DOUBLE_EQ(fitted[0], start[0]);
+    EXPECT_DOUBLE_EQ(fitted[1], start[1]);
+}
+
+TEST(Calibrate, NoScheduleIsAUserError) { EXPECT_THROW(calibrate({}, SearchOptions().coefficients), UserError); }
+
+TEST(CalibrateCli, BadInputExitsTwoWithOneLine) {
+    const std::string out = (testing::scratch("calibrate") += ".yaml").string();
+    const std::string calibrate = std::string(CALIBRATE) + " ";
+    testing::expect_user_error(testing::run(calibrate + "--data /nonexistent.h5 --out " + out), "/nonexistent.h5");
+    testing::expect_user_error(testing::run(calibrate + "--data x.h5 --out " + out + " --ridge -1"), "--ridge");
+    testing::expect_user_error(testing::run(calibrate + "--data x.h5 --out /nonexistent/c.yaml"), "does not exist");
+    EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+} // namespace
+} // namespace schedforge::sampler

@@ -1,0 +1,100 @@
+// calibrate: fits the manual cost model's 27 coefficients to the ok schedules of HDF5 datasets
+// of one machine (sampler/calibrate.h) and writes them as a search config, the quick path to a
+// model for new hardware. Prints the model's metrics with the starting and the fitted
+// coefficients, on the training pipelines and on pipelines held out by the hash `dataset split`
+// uses.
+//
+//   calibrate --data A.h5 [B.h5 ...] --out CALIBRATED.yaml [--search-config START.yaml]
+//             [--validation-fraction 0.2] [--ridge 0.01] [--reweightings 4]
+#include "tools/cli.h"
+#include "tools/files.h"
+
+#include "featurize/cost_terms.h"
+#include "sampler/calibrate.h"
+#include "sampler/search_options.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+namespace fs = std::filesystem;
+namespace ss = schedforge::sampler;
+namespace st = schedforge::trainer;
+
+namespace {
+
+void print_metrics(const char *what, const st::Metrics &m) {
+    std::printf("%-24s %8.3f %9.3f %8.3f %8.3f %9.3f\n", what, m.r2_log, m.pairwise_accuracy, m.kendall_tau,
+                m.top1_regret, m.mean_relative_error);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"Fit the manual cost model's coefficients to datasets and write them as a search config.",
+                 "calibrate"};
+    std::vector<std::string> data;
+    std::string out, start_config;
+    double validation_fraction = 0.2;
+    ss::CalibrationOptions options;
+    app.add_option("--data", data, "dataset files (generate-dataset's HDF5) of this machine")
+        ->required()
+        ->expected(1, -1);
+    app.add_option("--out", out, "the search config to write (YAML)")->required();
+    app.add_option("--search-config", start_config, "start from this config's coefficients (default: built-in)");
+    app.add_option("--validation-fraction", validation_fraction, "pipelines held out (by a hash of their id)")
+        ->capture_default_str();
+    app.add_option("--ridge", options.ridge, "pull towards the starting coefficients")->capture_default_str();
+    app.add_option("--reweightings", options.reweightings, "rounds from relative towards log error")
+        ->capture_default_str();
+    return schedforge::tools::run_cli(app, argc, argv, [&]() {
+        using schedforge::UserError;
+        if (!(validation_fraction >= 0 && validation_fraction < 1))
+            throw UserError("--validation-fraction must be in [0, 1)");
+        if (!(options.ridge >= 0)) throw UserError("--ridge must not be negative");
+        if (options.reweightings < 0) throw UserError("--reweightings must not be negative");
+        const fs::path out_parent = fs::absolute(out).parent_path();
+        if (!fs::is_directory(out_parent)) throw UserError(out + ": folder " + out_parent.string() + " does not exist");
+        const ss::SearchOptions start =
+            start_config.empty() ? ss::SearchOptions() : ss::load_search_options(start_config);
+
+        st::LoadReport loaded;
+        const st::TrainingData all = st::load_training_data(data, &loaded);
+        if (all.pipelines.empty()) throw UserError("no pipeline in the data has two ok schedules to compare");
+        st::TrainingData train, validation;
+        st::split_by_pipeline(all, validation_fraction, train, validation);
+        if (train.pipelines.empty())
+            throw UserError("every pipeline fell in the validation part; lower --validation-fraction");
+        std::printf("data: %zu files, %zu pipelines, %zu ok schedules; train %zu pipelines (%zu schedules), "
+                    "validation %zu (%zu)\n",
+                    loaded.files, loaded.pipelines, loaded.schedules, train.pipelines.size(), train.num_schedules(),
+                    validation.pipelines.size(), validation.num_schedules());
+
+        const ss::Coefficients fitted = ss::calibrate(train, start.coefficients, options);
+
+        std::printf("%-24s %8s %9s %8s %8s %9s\n", "coefficients / data", "R2 log", "pairwise", "tau", "regret",
+                    "rel err");
+        print_metrics("start / train", ss::manual_metrics(train, start.coefficients));
+        print_metrics("fitted / train", ss::manual_metrics(train, fitted));
+        if (!validation.pipelines.empty()) {
+            print_metrics("start / validation", ss::manual_metrics(validation, start.coefficients));
+            print_metrics("fitted / validation", ss::manual_metrics(validation, fitted));
+        }
+
+        std::ostringstream yaml;
+        yaml << "# schedforge search config, version 1: the manual cost model calibrated by\n#   calibrate";
+        for (const std::string &d : data) yaml << " --data " << d;
+        yaml << " --ridge " << options.ridge << " --reweightings " << options.reweightings << " --validation-fraction "
+             << validation_fraction << "\n# on " << train.pipelines.size() << " pipelines (" << train.num_schedules()
+             << " ok schedules). Other keys keep their defaults.\n"
+             << "version: 1\n\ncost_model:\n  coefficients:\n";
+        for (int i = 0; i < schedforge::featurize::kNumCostTerms; i++) {
+            char value[64];
+            std::snprintf(value, sizeof(value), "%.6g", fitted[size_t(i)]);
+            yaml << "    " << schedforge::featurize::cost_term_names()[size_t(i)] << ": " << value << "\n";
+        }
+        schedforge::tools::write_file_atomic(out, yaml.str());
+        std::printf("wrote %s\n", out.c_str());
+        return 0;
+    });
+}
