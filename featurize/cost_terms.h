@@ -8,10 +8,13 @@
 // Halide `Expr` for the trainer's pipelines, which supplies its own `select_value`, `max_value`,
 // `min_value` and `ceil_value` overloads found by argument-dependent lookup.
 //
-// One deviation from the paper's text: our features give an inlined stage no vectors or scalars
+// Two deviations from the paper's text: our features give an inlined stage no vectors or scalars
 // of its own (its work happens in its consumers), so the inlined branch of the compute cost
 // counts its evaluations, inlined_calls, as its lanes (terms 0 and 1); otherwise inlining would
-// look free.
+// look free. And the page-fault term (22) counts the bytes of an intermediate's allocation, not
+// the paper's product of production bytes and parallelism: on a machine where fresh pages cost
+// 3 ns a byte, compute_root intermediates of a few MB cost more than all their arithmetic, and
+// only a term proportional to the allocation sees it.
 #pragma once
 
 #include "featurize/schedule_features.h"
@@ -111,6 +114,10 @@ inline CostTermInputs<double> cost_term_inputs(const ScheduleFeatures &f, bool i
 // Terms 0-14 (compute and loads) count the stage's total work; both models divide them by the
 // parallel speedup the stage can get: its tasks, up to the cores.
 inline constexpr int kNumParallelCostTerms = 15;
+
+// Allocations from this size up are mapped fresh from the system (and returned to it when freed)
+// by common allocators, such as glibc's malloc at its initial threshold; smaller ones reuse memory.
+inline constexpr float kFreshAllocationBytes = 128 * 1024; // float: Halide Exprs compare with it
 template<typename T>
 T parallel_speedup(const CostTermInputs<T> &x) {
     return min_value(max_value(x.inner_parallelism * x.outer_parallelism, x.num_cores * 0 + 1), x.num_cores);
@@ -131,7 +138,6 @@ std::array<T, kNumCostTerms> cost_terms(const CostTermInputs<T> &x) {
     const T imbalance = ceil_value(tasks_per_core) / m(tasks_per_core);
     const T lanes = x.vector_size * x.num_vectors;
     const T lines_written = x.inner_parallelism * x.bytes_at_task / m(x.innermost_bytes_at_task);
-    const T faulting_threads = min_value(x.inner_parallelism, 4096 / m(x.innermost_bytes_at_task));
 
     std::array<T, kNumCostTerms> t;
     t[0] = select_value(inlined, x.inlined_calls, zero) * imbalance;
@@ -161,7 +167,11 @@ std::array<T, kNumCostTerms> cost_terms(const CostTermInputs<T> &x) {
     t[20] = select_value(parallel, zero, select_value(output, zero, bytes_stored));
     // Threads, memory and parallel overheads.
     t[21] = select_value(parallel, (x.num_vectors + x.num_scalars) / m(x.innermost_bytes_at_task), zero);
-    t[22] = x.bytes_at_production * faulting_threads * x.inner_parallelism * x.outer_parallelism;
+    // Fresh memory: an intermediate's allocation, first touched once per run (later realizations
+    // reuse it); the output's buffer is the caller's. Where the allocator returns large blocks to
+    // the system, each run faults them in again, at a cost per byte that varies from machine to
+    // machine by two orders (calibrate measures it).
+    t[22] = select_value(output || x.bytes_at_realization < kFreshAllocationBytes, zero, x.bytes_at_realization);
     t[23] = x.num_realizations;
     t[24] = select_value(parallel, x.num_productions, zero);
     t[25] = x.num_productions * (x.inner_parallelism - 1);

@@ -259,17 +259,16 @@ AccessClasses classify(const Jacobian &j, const std::vector<Expr> &args, const W
     return c;
 }
 
-// The Jacobian FunctionDAG recorded for the `site`-th call to `producer` in `stage`.
-const Jacobian &site_jacobian(const FunctionDAG &dag, const Stage &stage, const std::string &producer, size_t site) {
+// The Jacobian FunctionDAG recorded for the `site`-th call to `producer` in `stage`; null for a
+// call that simplification removes (an index clamped to a one-point range), which reads nothing.
+const Jacobian *site_jacobian(const FunctionDAG &dag, const Stage &stage, const std::string &producer, size_t site) {
     const std::vector<Jacobian> *sites = nullptr;
     if (producer == dag.nodes[size_t(stage.node)].name) sites = &stage.self_calls;
     for (int ei : stage.incoming_edges) {
         const Edge &e = dag.edges[size_t(ei)];
         if (dag.nodes[size_t(e.producer)].name == producer) sites = &e.jacobians;
     }
-    assert(sites && site < sites->size() && "FunctionDAG lists every call site of a stage");
-    static const std::vector<Jacobian> none;
-    return (sites ? *sites : none).at(site);
+    return sites && site < sites->size() ? &(*sites)[site] : nullptr;
 }
 
 // Whether two calls read the same point, comparing their simplified coordinates.
@@ -343,15 +342,16 @@ PipelineFeatures compute_pipeline_features(const FunctionDAG &dag, int node_inde
     std::vector<const Jacobian *> jacobians; // per load
     std::map<std::string, size_t> next_site;
     for (const Call *call : counter.loads) {
-        jacobians.push_back(&site_jacobian(dag, stage, call->name, next_site[call->name]++));
+        jacobians.push_back(site_jacobian(dag, stage, call->name, next_site[call->name]++));
     }
     const WrittenPoint written = written_point(def.args(), stage.loops);
     for (size_t i = 0; i < counter.loads.size(); i++) {
         const Call *call = counter.loads[i];
+        if (!jacobians[i]) continue; // simplified away: no load
         bool is_tap = false;
         for (size_t k = 0; k < counter.loads.size(); k++) {
-            is_tap |= counter.loads[k]->name == call->name && jacobians[k]->entries == jacobians[i]->entries &&
-                      !same_point(counter.loads[k]->args, call->args);
+            is_tap |= jacobians[k] && counter.loads[k]->name == call->name &&
+                      jacobians[k]->entries == jacobians[i]->entries && !same_point(counter.loads[k]->args, call->args);
         }
         const AccessKind kind = call->call_type == Call::Image ? AccessKind::LoadImage
                                 : call->name == node.name      ? AccessKind::LoadSelf

@@ -4,7 +4,11 @@
 #include "sampler/cost_model.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <new>
+#include <vector>
 
 namespace schedforge::sampler {
 
@@ -15,6 +19,7 @@ namespace {
 
 constexpr int kTerms = sf::kNumCostTerms;
 constexpr double kNanoseconds = 1e-9; // coefficients are nanoseconds per unit
+constexpr size_t kPageFaultTerm = 22; // fresh bytes of intermediates (featurize/cost_terms.h)
 
 // F_s: the factors of every stage of schedule `s`, summed (stages without features are absent).
 Coefficients schedule_factors(const tr::TrainingPipeline &p, size_t s) {
@@ -38,7 +43,108 @@ double dot(const Coefficients &c, const Coefficients &f) {
     return v;
 }
 
+// One schedule of the fit: its factors (scaled to coefficients relative to the start), its
+// runtime in nanoseconds, its pipeline and that pipeline's weight.
+struct Row {
+    Coefficients a;
+    double fixed = 0; // the cost of the terms held fixed, in nanoseconds
+    double runtime = 0, weight = 0;
+    size_t pipeline = 0;
+};
+
+double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+
+// Refines `u` (coefficients relative to the start) for ranking: Adam on log u of the mean, over
+// pipelines, of a logistic loss on every pair of schedules whose runtimes differ by more than 5%
+// (weighted by how much they differ, up to e), plus the squared log error that keeps the scale,
+// plus a ridge on log u. Least squares fits the runtimes' magnitudes; this fits their order
+// within a pipeline, which is what the search uses.
+void refine_for_ranking(const std::vector<Row> &rows, const Coefficients &scale, const CalibrationOptions &options,
+                        Coefficients &u) {
+    struct Pair {
+        size_t slower, faster;
+        double weight;
+    };
+    std::vector<Pair> pairs;
+    size_t pipelines = 0;
+    std::vector<double> pair_count; // per pipeline, to weigh pipelines equally
+    for (size_t i = 0; i < rows.size(); i++) {
+        pipelines = std::max(pipelines, rows[i].pipeline + 1);
+        for (size_t j = 0; j < rows.size(); j++) {
+            if (rows[j].pipeline != rows[i].pipeline) continue;
+            const double gap = std::log(rows[i].runtime / rows[j].runtime);
+            if (gap > std::log(1.05)) pairs.push_back({i, j, std::min(gap, 1.0)});
+        }
+    }
+    pair_count.assign(pipelines, 0);
+    for (const Pair &p : pairs) pair_count[rows[p.slower].pipeline] += 1;
+
+    constexpr double kTemperature = 0.2, kLearningRate = 0.02, kBeta1 = 0.9, kBeta2 = 0.999;
+    const double scale_weight = 0.1, ridge = options.ridge;
+    std::array<double, kTerms> theta{}, m{}, v{};
+    for (int i = 0; i < kTerms; i++) theta[size_t(i)] = std::log(std::max(u[size_t(i)], 1e-3));
+    std::vector<double> predicted(rows.size()), grad_log_p(rows.size());
+    for (int step = 1; step <= options.ranking_steps; step++) {
+        Coefficients e;
+        for (int i = 0; i < kTerms; i++) e[size_t(i)] = scale[size_t(i)] > 0 ? std::exp(theta[size_t(i)]) : 0;
+        for (size_t k = 0; k < rows.size(); k++) {
+            predicted[k] = std::max(rows[k].fixed + dot(e, rows[k].a), 1e-30);
+            // d/dlog P of the scale term: mean over the pipeline's schedules
+            grad_log_p[k] = scale_weight * 2 * std::log(predicted[k] / rows[k].runtime) * rows[k].weight;
+        }
+        for (const Pair &p : pairs) {
+            const double d = std::log(predicted[p.slower] / predicted[p.faster]) / kTemperature;
+            const double g = -sigmoid(-d) / kTemperature * p.weight / pair_count[rows[p.slower].pipeline];
+            grad_log_p[p.slower] += g;
+            grad_log_p[p.faster] -= g;
+        }
+        for (int i = 0; i < kTerms; i++) {
+            if (scale[size_t(i)] == 0) continue;
+            double g = 2 * ridge * theta[size_t(i)];
+            for (size_t k = 0; k < rows.size(); k++)
+                g += grad_log_p[k] * rows[k].a[size_t(i)] * e[size_t(i)] / predicted[k];
+            m[size_t(i)] = kBeta1 * m[size_t(i)] + (1 - kBeta1) * g;
+            v[size_t(i)] = kBeta2 * v[size_t(i)] + (1 - kBeta2) * g * g;
+            const double mh = m[size_t(i)] / (1 - std::pow(kBeta1, step));
+            const double vh = v[size_t(i)] / (1 - std::pow(kBeta2, step));
+            theta[size_t(i)] -= kLearningRate * mh / (std::sqrt(vh) + 1e-12);
+        }
+    }
+    for (int i = 0; i < kTerms; i++) u[size_t(i)] = scale[size_t(i)] > 0 ? std::exp(theta[size_t(i)]) : 0;
+}
+
 } // namespace
+
+double measure_page_fault_cost() {
+    // A pipeline's live set: four intermediates of 16 MiB, allocated, written and freed per run,
+    // as Halide's runtime does; against the same writes to memory kept between runs.
+    constexpr size_t kBuffers = 4, kBytes = size_t(16) << 20, kRuns = 5;
+    using Clock = std::chrono::steady_clock;
+    auto write = [&](char *p) {
+        for (size_t i = 0; i < kBytes; i += 64) p[i] = char(i);
+    };
+    double fresh = 1e30, reused = 1e30;
+    for (size_t run = 0; run < kRuns; run++) {
+        const auto t0 = Clock::now();
+        std::vector<char *> live;
+        for (size_t b = 0; b < kBuffers; b++) {
+            live.push_back(static_cast<char *>(std::malloc(kBytes)));
+            if (!live.back()) throw std::bad_alloc();
+            write(live.back());
+        }
+        for (char *p : live) std::free(p);
+        fresh = std::min(fresh, std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    std::vector<std::vector<char>> kept(kBuffers, std::vector<char>(kBytes));
+    for (size_t run = 0; run < kRuns; run++) {
+        const auto t0 = Clock::now();
+        for (std::vector<char> &k : kept) write(k.data());
+        reused = std::min(reused, std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    volatile char sink = kept[0][64];
+    (void)sink;
+    return std::max(0.0, fresh - reused) / double(kBuffers * kBytes) / kNanoseconds;
+}
 
 double manual_prediction(const tr::TrainingPipeline &p, size_t s, const Coefficients &c) {
     return dot(c, schedule_factors(p, s)) * kNanoseconds;
@@ -60,17 +166,18 @@ tr::Metrics manual_metrics(const tr::TrainingData &data, const Coefficients &c) 
 Coefficients calibrate(const tr::TrainingData &data, const Coefficients &start, const CalibrationOptions &options) {
     // One row per schedule: its factors (scaled to coefficients relative to `start`), its runtime
     // in nanoseconds, and its pipeline's weight.
-    struct Row {
-        Coefficients a;
-        double runtime = 0, weight = 0;
-    };
     std::vector<Row> rows;
     Coefficients scale{};
     for (int i = 0; i < kTerms; i++) scale[size_t(i)] = start[size_t(i)] > 0 ? start[size_t(i)] : 0;
-    for (const tr::TrainingPipeline &p : data.pipelines) {
+    const bool fix_page_faults = options.page_fault_cost >= 0;
+    if (fix_page_faults) scale[kPageFaultTerm] = 0;
+    for (size_t pi = 0; pi < data.pipelines.size(); pi++) {
+        const tr::TrainingPipeline &p = data.pipelines[pi];
         for (size_t s = 0; s < p.runtimes.size(); s++) {
             Row r;
+            r.pipeline = pi;
             r.a = schedule_factors(p, s);
+            if (fix_page_faults) r.fixed = r.a[kPageFaultTerm] * options.page_fault_cost;
             for (int i = 0; i < kTerms; i++) r.a[size_t(i)] *= scale[size_t(i)];
             r.runtime = p.runtimes[s] / kNanoseconds;
             r.weight = 1.0 / double(p.runtimes.size());
@@ -94,7 +201,7 @@ Coefficients calibrate(const tr::TrainingData &data, const Coefficients &start, 
             const double w = r.weight / (e * e);
             for (int i = 0; i < kTerms; i++) {
                 if (r.a[size_t(i)] == 0) continue;
-                h[i] += w * r.a[size_t(i)] * r.runtime;
+                h[i] += w * r.a[size_t(i)] * (r.runtime - r.fixed);
                 for (int j = 0; j < kTerms; j++) g[i][j] += w * r.a[size_t(i)] * r.a[size_t(j)];
             }
         }
@@ -113,10 +220,12 @@ Coefficients calibrate(const tr::TrainingData &data, const Coefficients &start, 
             }
             if (moved < 1e-10) break;
         }
-        for (size_t k = 0; k < rows.size(); k++) predicted[k] = std::max(dot(u, rows[k].a), 1e-30);
+        for (size_t k = 0; k < rows.size(); k++) predicted[k] = std::max(rows[k].fixed + dot(u, rows[k].a), 1e-30);
     }
+    if (options.ranking_steps > 0) refine_for_ranking(rows, scale, options, u);
     Coefficients c;
     for (int i = 0; i < kTerms; i++) c[size_t(i)] = u[size_t(i)] * scale[size_t(i)];
+    if (fix_page_faults) c[kPageFaultTerm] = options.page_fault_cost;
     return c;
 }
 

@@ -22,9 +22,18 @@ namespace schedforge::sampler {
 using Coefficients = std::array<double, featurize::kNumCostTerms>;
 
 struct CalibrationOptions {
-    double ridge = 0.01;  // weight of (c_i / start_i - 1)^2 per coefficient, relative to one pipeline
-    int reweightings = 4; // rounds of reweighting by the current predictions
+    double ridge = 0.01;   // weight of (c_i / start_i - 1)^2 per coefficient, relative to one pipeline
+    int reweightings = 4;  // rounds of reweighting by the current predictions
+    int ranking_steps = 0; // then steps of the ranking refinement (0 = least squares only)
+    // The page-fault term's coefficient, nanoseconds per fresh byte, held fixed (e.g. measured
+    // by measure_page_fault_cost); < 0 fits it with the others.
+    double page_fault_cost = -1;
 };
+
+// What a byte of freshly allocated memory costs on this machine beyond writing it, in
+// nanoseconds: allocating, writing and freeing a pipeline-sized live set against writing memory
+// kept between runs. Tens of milliseconds.
+double measure_page_fault_cost();
 
 // The manual model's predicted runtime, in seconds (coefficients are nanoseconds per unit), of
 // schedule `s` of a pipeline of the training data.

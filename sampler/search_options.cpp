@@ -14,21 +14,22 @@ namespace schedforge::sampler {
 
 namespace {
 
-// Rough costs in nanoseconds per unit of each term on a current x86 core; see
-// configs/search/default.yaml for what each one prices. Only their ratios steer the search.
+// The manual model's coefficients, nanoseconds per unit of each term: calibrated on this
+// project's reference machine kind (configs/search/calibrated/amd-epyc-avx512-2core.yaml, fitted
+// to random pipelines, not the apps); configs/search/default.yaml says what each one prices.
 constexpr std::array<double, featurize::kNumCostTerms> kDefaultCoefficients = {
-    0.05, 0,    0.05, 0.3, // compute: inlined lanes, (unused), vector lanes, scalars (per op)
-    2,    0.05,            // lines and bytes read per realization
-    0.3,  0.3,  0.3,       // vector loads, scalar loads per scalar, scalar loads per vector
-    0.01, 0.01, 0.1,  0.1, // unique bytes and lines per scalar and per vector
-    0.01, 0.1,             // unique bytes and lines per task
-    1,    1,    1,         // lines written: parallel, output, other
-    0.02, 0.02, 0.02,      // bytes stored: parallel, output, other
-    1,                     // false sharing
-    1e-6,                  // page faults
-    50,                    // mallocs
-    1000, 200,             // parallel launches and tasks
-    0.001};                // working set bytes
+    0.007983, 0,         0.005,    0.07021, // compute: inlined lanes, (unused), vector lanes, scalars (per op)
+    1.095,    0.00627,                      // lines and bytes read per realization
+    0.06309,  0.3266,    0.32,              // vector loads, scalar loads per scalar, scalar loads per vector
+    5.13e-05, 4.815e-05, 0.04062,  0.05229, // unique bytes and lines per scalar and per vector
+    0.002987, 0.09683,                      // unique bytes and lines per task
+    10.26,    1.003,     0.6219,            // lines written: parallel, output, other
+    0.1129,   0.01934,   0.004659,          // bytes stored: parallel, output, other
+    1.138,                                  // false sharing
+    0.04829,                                // page faults: per fresh byte of a large intermediate
+    39.41,                                  // mallocs
+    3182,     221.2,                        // parallel launches and tasks
+    0.0009773};                             // working set bytes
 
 } // namespace
 

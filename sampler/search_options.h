@@ -30,12 +30,12 @@ struct PruningRules {
 // that each can be switched and measured (compare-schedulers SchedForge:FILE).
 struct SpaceRules {
     int64_t max_tile_shapes = 4096; // tile shapes enumerated per level before thinning
-    int max_inner_tilings = 4;      // inner (cache or register) tiles tried per outer tiling of a root Func
+    int max_inner_tilings = 16;     // inner (cache or register) tiles tried per outer tiling of a root Func
     int max_unroll_points = 16;     // point tiles of at most this many iterations (vectors) are unrolled
     int vector_loops = 2;           // vectorize along at most this many loops (innermost first)
     // Vectorize only along the Func's innermost storage dimension (dense vector stores and loads)
     // where that loop holds a vector; other loops only where it does not.
-    bool vectorize_storage_dense = false;
+    bool vectorize_storage_dense = true;
 };
 
 struct SearchOptions {
@@ -45,7 +45,7 @@ struct SearchOptions {
     uint64_t seed = 0;         // dropout's random stream
     int cores = 0;             // the target's parallelism (0: this machine's logical CPUs)
     int threads = 0;           // TBB threads for successors and costs (0: TBB's default); results do not depend on it
-    int max_tilings = 24;      // tilings kept per stage decision (evenly thinned, deterministic)
+    int max_tilings = 64;      // tilings kept per stage decision (evenly thinned, deterministic)
     double hash_penalty = 2.0; // cost factor for a state whose coarse hash a better state has
     bool memoize_features = true; // children reuse the parent's features where a decision cannot change them
     PruningRules pruning;

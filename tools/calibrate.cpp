@@ -5,7 +5,8 @@
 // uses.
 //
 //   calibrate --data A.h5 [B.h5 ...] --out CALIBRATED.yaml [--search-config START.yaml]
-//             [--validation-fraction 0.2] [--ridge 0.01] [--reweightings 4]
+//             [--validation-fraction 0.2] [--ridge 0.01] [--reweightings 4] [--ranking-steps 1000]
+//             [--page-fault-cost fit|measure|NS]
 #include "tools/cli.h"
 #include "tools/files.h"
 
@@ -14,6 +15,7 @@
 #include "sampler/search_options.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -37,6 +39,7 @@ int main(int argc, char **argv) {
     std::string out, start_config;
     double validation_fraction = 0.2;
     ss::CalibrationOptions options;
+    options.ranking_steps = 1000;
     app.add_option("--data", data, "dataset files (generate-dataset's HDF5) of this machine")
         ->required()
         ->expected(1, -1);
@@ -47,12 +50,29 @@ int main(int argc, char **argv) {
     app.add_option("--ridge", options.ridge, "pull towards the starting coefficients")->capture_default_str();
     app.add_option("--reweightings", options.reweightings, "rounds from relative towards log error")
         ->capture_default_str();
+    app.add_option("--ranking-steps", options.ranking_steps, "then steps of refinement for ranking within pipelines")
+        ->capture_default_str();
+    std::string page_fault_cost = "fit";
+    app.add_option("--page-fault-cost", page_fault_cost,
+                   "ns per fresh byte of intermediates: 'measure' (on this machine), 'fit', or a value")
+        ->capture_default_str();
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         using schedforge::UserError;
         if (!(validation_fraction >= 0 && validation_fraction < 1))
             throw UserError("--validation-fraction must be in [0, 1)");
         if (!(options.ridge >= 0)) throw UserError("--ridge must not be negative");
         if (options.reweightings < 0) throw UserError("--reweightings must not be negative");
+        if (options.ranking_steps < 0) throw UserError("--ranking-steps must not be negative");
+        if (page_fault_cost == "measure") {
+            options.page_fault_cost = ss::measure_page_fault_cost();
+            std::printf("page faults: a fresh byte costs %.3g ns here (measured)\n", options.page_fault_cost);
+        } else if (page_fault_cost != "fit") {
+            char *end = nullptr;
+            options.page_fault_cost = std::strtod(page_fault_cost.c_str(), &end);
+            if (page_fault_cost.empty() || *end || !(options.page_fault_cost >= 0))
+                throw UserError("--page-fault-cost must be 'measure', 'fit' or a non-negative number, not '" +
+                                page_fault_cost + "'");
+        }
         const fs::path out_parent = fs::absolute(out).parent_path();
         if (!fs::is_directory(out_parent)) throw UserError(out + ": folder " + out_parent.string() + " does not exist");
         const ss::SearchOptions start =
@@ -84,8 +104,10 @@ int main(int argc, char **argv) {
         std::ostringstream yaml;
         yaml << "# schedforge search config, version 1: the manual cost model calibrated by\n#   calibrate";
         for (const std::string &d : data) yaml << " --data " << d;
-        yaml << " --ridge " << options.ridge << " --reweightings " << options.reweightings << " --validation-fraction "
-             << validation_fraction << "\n# on " << train.pipelines.size() << " pipelines (" << train.num_schedules()
+        if (!start_config.empty()) yaml << " --search-config " << start_config;
+        yaml << " --ridge " << options.ridge << " --reweightings " << options.reweightings << " --ranking-steps "
+             << options.ranking_steps << " --validation-fraction " << validation_fraction << "\n# on "
+             << train.pipelines.size() << " pipelines (" << train.num_schedules()
              << " ok schedules). Other keys keep their defaults.\n"
              << "version: 1\n\ncost_model:\n  coefficients:\n";
         for (int i = 0; i < schedforge::featurize::kNumCostTerms; i++) {

@@ -284,10 +284,14 @@ TEST(CostTerms, HandMadeFeatures) {
     EXPECT_EQ(t[16] + t[17], 0);
     EXPECT_DOUBLE_EQ(t[18], 4 * 1024);
     EXPECT_DOUBLE_EQ(t[21], 110.0 / 32); // false sharing
+    EXPECT_EQ(t[22], 0);                 // 1 KiB: the allocator reuses memory, no page faults
     EXPECT_DOUBLE_EQ(t[23], 4);          // mallocs
     EXPECT_DOUBLE_EQ(t[24], 4);          // parallel launches
     EXPECT_DOUBLE_EQ(t[25], 4 * 5);      // tasks beyond the first
     EXPECT_DOUBLE_EQ(t[26], 77);
+    sf::ScheduleFeatures large = f;
+    large.bytes_at_realization = 1 << 20; // fresh pages, faulted in once per run
+    EXPECT_DOUBLE_EQ(sf::cost_terms(sf::cost_term_inputs(large, false, 4))[22], 1 << 20);
     f.inlined_calls = 300;
     f.inner_parallelism = 1;
     const auto inl = sf::cost_terms(sf::cost_term_inputs(f, true, 4));
@@ -295,6 +299,7 @@ TEST(CostTerms, HandMadeFeatures) {
     EXPECT_EQ(inl[2], 0);
     EXPECT_DOUBLE_EQ(inl[16], 4 * 256 / 32.0); // an output's lines, serial
     EXPECT_EQ(inl[15] + inl[17], 0);
+    EXPECT_EQ(inl[22], 0); // the output's buffer is the caller's
 }
 
 struct BadOptions {

@@ -309,6 +309,20 @@ Shape data_dependent_update() {
     return {{out}, {64, 48}};
 }
 
+Shape index_simplified_away() {
+    // A lookup whose index Func is clamped to one point: the simplifier removes the read of
+    // `index`, which the definition still names (a random pipeline's one-channel gather).
+    ImageParam in(Halide::Float(32), 3, "in");
+    in.set_estimates({{0, 40}, {0, 30}, {0, 1}});
+    in.set(input_data<float>({40, 30, 1}, 17));
+    Func index("index"), out("out");
+    Var x("x"), y("y");
+    index(x, y) = Halide::cast<int>(in(x, y, 0) * 4);
+    out(x, y) = in(x, y, Halide::clamp(index(x, y), 0, 0)) * 2;
+    out.set_estimates({{0, 40}, {0, 30}});
+    return {{out}, {40, 30}};
+}
+
 Shape constrained_inputs() {
     // Inputs with bounds, stride and alignment constraints, as generators declare them.
     ImageParam in(Halide::UInt(16), 2, "in");
@@ -385,6 +399,7 @@ const std::map<std::string, ShapeBuilder> &shapes() {
         {"extern_stage", extern_stage},
         {"rdom_where", rdom_where},
         {"data_dependent_update", data_dependent_update},
+        {"index_simplified_away", index_simplified_away},
         {"constrained_inputs", constrained_inputs},
         {"fewer_and_more_dimensions", fewer_and_more_dimensions},
         {"estimates_differ_from_bounds", estimates_differ_from_bounds},
