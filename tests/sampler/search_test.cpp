@@ -260,6 +260,73 @@ TEST(BeamSearch, MorePassesNeverCostMore) {
     EXPECT_GT(three.stats.cost_evaluations, one_pass.stats.cost_evaluations);
 }
 
+// The storage dimensions (Func name, dim) that children of every decision vectorize along,
+// walking the first child down; `dense_held` gets those vectorized along another dimension
+// although their point tile's loop over dimension 0 holds a vector.
+std::set<std::pair<std::string, int>> vectorized_dims(const Halide::Func &out, const SearchOptions &o,
+                                                      std::set<std::string> *dense_held = nullptr) {
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(Halide::Pipeline(out));
+    const SuccessorGenerator generator(dag, strict_target(), o);
+    std::set<std::pair<std::string, int>> dims;
+    sf::LoopNest nest(dag);
+    for (size_t d = 0; d < generator.decisions().size(); d++) {
+        const std::vector<sf::LoopNest> children = generator.successors(nest, int(d));
+        EXPECT_FALSE(children.empty());
+        if (children.empty()) break;
+        for (const sf::LoopNest &child : children) {
+            sf::LoopNestBounds bounds(dag, child);
+            for (size_t n = 0; n < dag.nodes.size(); n++) {
+                for (size_t st = 0; st < child.funcs[n].stages.size(); st++) {
+                    const sf::StageTiling &t = child.funcs[n].stages[st];
+                    if (t.vector_loop < 0) continue;
+                    const std::vector<sf::Loop> &loops = dag.nodes[n].stages[st].loops;
+                    dims.insert({dag.nodes[n].name, loops[size_t(t.vector_loop)].dim});
+                    if (!dense_held || loops[size_t(t.vector_loop)].dim == 0) continue;
+                    const std::vector<sf::Span> &b = bounds.production_bounds({int(n), int(st)});
+                    for (size_t l = 0; l < loops.size(); l++) {
+                        const int64_t point = t.tiles.empty() ? b[l].extent() : t.tiles.back()[l];
+                        if (loops[l].dim == 0 && loops[l].is_pure && point >= t.vector_width)
+                            dense_held->insert(dag.nodes[n].name);
+                    }
+                }
+            }
+        }
+        nest = children.front();
+    }
+    return dims;
+}
+
+// space.vectorize_storage_dense: where the point tile's loop over a Func's innermost storage
+// dimension holds a vector, vectors run along it (strided vectors along y were what issue 23
+// saw); where it does not (a 2-wide x), along another loop.
+TEST(SpaceRules, VectorsRunAlongTheStorageDenseDimension) {
+    Halide::ImageParam in(Halide::Float(32), 2, "in");
+    in.set_estimates({{0, 512}, {0, 512}});
+    Halide::Var x("x"), y("y");
+    Halide::Func blur("blur"), out("out");
+    blur(x, y) = in(x, y) + in(x, y + 1);
+    out(x, y) = blur(x, y) * 2 + blur(x + 1, y);
+    out.set_estimates({{0, 500}, {0, 500}});
+    SearchOptions o = options(1, 1);
+    o.space.vectorize_storage_dense = false;
+    std::set<std::string> held;
+    vectorized_dims(out, o, &held);
+    EXPECT_FALSE(held.empty()); // without the rule, strided vectors where dense ones fit
+    o.space.vectorize_storage_dense = true;
+    held.clear();
+    EXPECT_TRUE(vectorized_dims(out, o, &held).count({"out", 0}));
+    EXPECT_TRUE(held.empty()) << *held.begin();
+
+    Halide::ImageParam narrow(Halide::Float(32), 2, "narrow");
+    narrow.set_estimates({{0, 2}, {0, 1024}});
+    Halide::Func g("g");
+    g(x, y) = narrow(x, y) * 3;
+    g.set_estimates({{0, 2}, {0, 1024}});
+    const auto narrow_dims = vectorized_dims(g, o);
+    EXPECT_TRUE(narrow_dims.count({"g", 1})); // x is too narrow for a vector: along y
+    EXPECT_FALSE(narrow_dims.count({"g", 0}));
+}
+
 TEST(CostTerms, HandMadeFeatures) {
     sf::ScheduleFeatures f;
     f.num_realizations = 4;
