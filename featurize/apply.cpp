@@ -178,25 +178,30 @@ std::vector<Directive> schedule_directives(const FunctionDAG &dag, const LoopNes
     return out;
 }
 
+namespace {
+
+// Applies `d` if it places a Func (compute and store sites): those need no Stage, which an
+// extern Func does not have. False for the stage directives.
+bool apply_func_directive(const FunctionDAG &dag, const Directive &d) {
+    Halide::Func f(dag.nodes[size_t(d.stage.node)].func);
+    switch (d.kind) {
+    case Directive::ComputeInline: f.compute_inline(); return true;
+    case Directive::ComputeRoot: f.compute_root(); return true;
+    case Directive::ComputeAt: f.compute_at(loop_level(dag, d)); return true;
+    case Directive::StoreRoot: f.store_root(); return true;
+    case Directive::StoreAt: f.store_at(loop_level(dag, d)); return true;
+    default: return false;
+    }
+}
+
+} // namespace
+
 void apply(const FunctionDAG &dag, const LoopNest &nest) {
     for (const Directive &d : schedule_directives(dag, nest)) {
-        Halide::Func f(dag.nodes[size_t(d.stage.node)].func);
-        switch (d.kind) { // Func directives (an extern Func has no Stage to make)
-        case Directive::ComputeInline: f.compute_inline(); continue;
-        case Directive::ComputeRoot: f.compute_root(); continue;
-        case Directive::ComputeAt: f.compute_at(loop_level(dag, d)); continue;
-        case Directive::StoreRoot: f.store_root(); continue;
-        case Directive::StoreAt: f.store_at(loop_level(dag, d)); continue;
-        default: break;
-        }
+        if (apply_func_directive(dag, d)) continue;
         Halide::Stage s = halide_stage(dag, d.stage);
         const auto &v = d.vars;
         switch (d.kind) {
-        case Directive::ComputeInline:
-        case Directive::ComputeRoot:
-        case Directive::ComputeAt:
-        case Directive::StoreRoot:
-        case Directive::StoreAt: break; // above
         case Directive::Split:
             s.split(var(v[0]), var(v[1]), var(v[2]), int(d.factor),
                     d.guard_tail ? Halide::TailStrategy::GuardWithIf : Halide::TailStrategy::ShiftInwards);
@@ -212,6 +217,7 @@ void apply(const FunctionDAG &dag, const LoopNest &nest) {
         case Directive::Parallel: s.parallel(var(v[0])); break;
         case Directive::Unroll: s.unroll(var(v[0])); break;
         case Directive::Unscheduled: s.unscheduled(); break;
+        default: break; // the Func directives, applied above
         }
     }
 }

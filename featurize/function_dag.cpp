@@ -627,16 +627,24 @@ int FunctionDAG::node_index(const std::string &name) const {
 
 namespace {
 
-// A region from estimates given per pure variable (Func::set_estimates); empty unless every
-// dimension has one that is a constant under the parameters' estimates.
+// The estimate Func::set_estimates gave `arg` among `estimates`, under the parameters'
+// estimates; nullopt if there is none; UnsupportedPipeline if it is not a constant there.
+std::optional<Span> estimate_of(const std::vector<Bound> &estimates, const std::string &arg, const char *what) {
+    auto b = std::find_if(estimates.begin(), estimates.end(), [&](const Bound &x) { return x.var == arg; });
+    if (b == estimates.end() || !b->min.defined() || !b->extent.defined()) return std::nullopt;
+    const int64_t mn = const_int(with_estimates(b->min), what);
+    return Span{mn, mn + const_int(with_estimates(b->extent), what) - 1};
+}
+
+// A region from estimates given per pure variable; empty unless every dimension has one that is
+// a constant under the parameters' estimates.
 std::vector<Span> estimated_region(const std::vector<Bound> &estimates, const std::vector<std::string> &args) {
     std::vector<Span> r;
     try {
         for (const std::string &arg : args) {
-            auto b = std::find_if(estimates.begin(), estimates.end(), [&](const Bound &x) { return x.var == arg; });
-            if (b == estimates.end() || !b->min.defined() || !b->extent.defined()) return {};
-            const int64_t mn = const_int(with_estimates(b->min), "an estimate");
-            r.push_back({mn, mn + const_int(with_estimates(b->extent), "an estimate") - 1});
+            const std::optional<Span> s = estimate_of(estimates, arg, "an estimate");
+            if (!s) return {};
+            r.push_back(*s);
         }
     } catch (const UnsupportedPipeline &) {
         return {};
@@ -953,15 +961,10 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
     for (size_t ni = 0; ni < dag.nodes.size(); ni++) {
         Node &node = dag.nodes[ni];
         if (node.is_output) {
-            const std::vector<Bound> &est = node.func.schedule().estimates();
             for (const std::string &arg : node.func.args()) {
-                auto b = std::find_if(est.begin(), est.end(), [&](const Bound &x) { return x.var == arg; });
-                if (b == est.end() || !b->min.defined() || !b->extent.defined()) {
-                    throw UnsupportedPipeline("output '" + node.name + "' has no estimate for '" + arg + "'");
-                }
-                const int64_t mn = const_int(with_estimates(b->min), "an output estimate");
-                node.region_at_root.push_back(
-                    {mn, mn + const_int(with_estimates(b->extent), "an output estimate") - 1});
+                const std::optional<Span> s = estimate_of(node.func.schedule().estimates(), arg, "an output estimate");
+                if (!s) throw UnsupportedPipeline("output '" + node.name + "' has no estimate for '" + arg + "'");
+                node.region_at_root.push_back(*s);
             }
         } else if (!used[ni]) {
             // Nothing reads it (only a zero-extent region): its estimates, or one point.

@@ -21,17 +21,26 @@ constexpr int kTerms = sf::kNumCostTerms;
 constexpr double kNanoseconds = 1e-9; // coefficients are nanoseconds per unit
 constexpr size_t kPageFaultTerm = 22; // fresh bytes of intermediates (featurize/cost_terms.h)
 
+// Operations per point of each stage of `p` (cost_model.h's ops_per_point): one per pipeline.
+std::vector<double> stage_ops(const tr::TrainingPipeline &p) {
+    std::vector<double> ops;
+    for (int st = 0; st < p.input.num_stages; st++) {
+        const float *pf = &p.input.pipeline_features[size_t(st) * tr::kPipelineFeatures];
+        ops.push_back(ops_per_point([&](int i) { return double(pf[i]); }));
+    }
+    return ops;
+}
+
 // F_s: the factors of every stage of schedule `s`, summed (stages without features are absent).
-Coefficients schedule_factors(const tr::TrainingPipeline &p, size_t s) {
+Coefficients schedule_factors(const tr::TrainingPipeline &p, size_t s, const std::vector<double> &ops) {
     Coefficients total{};
     const std::vector<float> &rows = p.schedule_features[s];
     for (int st = 0; st < p.input.num_stages; st++) {
         const float *row = &rows[size_t(st) * tr::kScheduleFeatures];
         if (std::all_of(row, row + tr::kScheduleFeatures, [](float v) { return v == 0; })) continue;
-        const float *pf = &p.input.pipeline_features[size_t(st) * tr::kPipelineFeatures];
         const sf::CostTermInputs<double> x = sf::cost_term_inputs<double>(
             [&](int i) { return double(row[i]); }, double(p.input.is_output[size_t(st)]), double(p.input.num_cores));
-        const Coefficients f = manual_cost_factors(x, ops_per_point([&](int i) { return double(pf[i]); }));
+        const Coefficients f = manual_cost_factors(x, ops[size_t(st)]);
         for (int i = 0; i < kTerms; i++) total[size_t(i)] += f[size_t(i)];
     }
     return total;
@@ -147,15 +156,16 @@ double measure_page_fault_cost() {
 }
 
 double manual_prediction(const tr::TrainingPipeline &p, size_t s, const Coefficients &c) {
-    return dot(c, schedule_factors(p, s)) * kNanoseconds;
+    return dot(c, schedule_factors(p, s, stage_ops(p))) * kNanoseconds;
 }
 
 tr::Metrics manual_metrics(const tr::TrainingData &data, const Coefficients &c) {
     std::vector<tr::PipelinePredictions> all;
     for (const tr::TrainingPipeline &p : data.pipelines) {
         tr::PipelinePredictions pp;
+        const std::vector<double> ops = stage_ops(p);
         for (size_t s = 0; s < p.runtimes.size(); s++) {
-            pp.predicted.push_back(std::max(manual_prediction(p, s, c), 1e-15));
+            pp.predicted.push_back(std::max(dot(c, schedule_factors(p, s, ops)) * kNanoseconds, 1e-15));
             pp.measured.push_back(p.runtimes[s]);
         }
         all.push_back(std::move(pp));
@@ -173,10 +183,11 @@ Coefficients calibrate(const tr::TrainingData &data, const Coefficients &start, 
     if (fix_page_faults) scale[kPageFaultTerm] = 0;
     for (size_t pi = 0; pi < data.pipelines.size(); pi++) {
         const tr::TrainingPipeline &p = data.pipelines[pi];
+        const std::vector<double> ops = stage_ops(p);
         for (size_t s = 0; s < p.runtimes.size(); s++) {
             Row r;
             r.pipeline = pi;
-            r.a = schedule_factors(p, s);
+            r.a = schedule_factors(p, s, ops);
             if (fix_page_faults) r.fixed = r.a[kPageFaultTerm] * options.page_fault_cost;
             for (int i = 0; i < kTerms; i++) r.a[size_t(i)] *= scale[size_t(i)];
             r.runtime = p.runtimes[s] / kNanoseconds;

@@ -16,10 +16,8 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <sstream>
 
-namespace fs = std::filesystem;
 namespace ss = schedforge::sampler;
 namespace st = schedforge::trainer;
 
@@ -73,18 +71,13 @@ int main(int argc, char **argv) {
                 throw UserError("--page-fault-cost must be 'measure', 'fit' or a non-negative number, not '" +
                                 page_fault_cost + "'");
         }
-        const fs::path out_parent = fs::absolute(out).parent_path();
-        if (!fs::is_directory(out_parent)) throw UserError(out + ": folder " + out_parent.string() + " does not exist");
+        schedforge::tools::require_parent_folder(out);
         const ss::SearchOptions start =
             start_config.empty() ? ss::SearchOptions() : ss::load_search_options(start_config);
 
         st::LoadReport loaded;
-        const st::TrainingData all = st::load_training_data(data, &loaded);
-        if (all.pipelines.empty()) throw UserError("no pipeline in the data has two ok schedules to compare");
         st::TrainingData train, validation;
-        st::split_by_pipeline(all, validation_fraction, train, validation);
-        if (train.pipelines.empty())
-            throw UserError("every pipeline fell in the validation part; lower --validation-fraction");
+        st::load_training_split(data, validation_fraction, train, validation, &loaded);
         std::printf("data: %zu files, %zu pipelines, %zu ok schedules; train %zu pipelines (%zu schedules), "
                     "validation %zu (%zu)\n",
                     loaded.files, loaded.pipelines, loaded.schedules, train.pipelines.size(), train.num_schedules(),

@@ -127,10 +127,12 @@ int main(int argc, char **argv) {
         if (app_list.empty() && pipelines == 0) throw UserError("nothing to compare: give --apps or --pipelines > 0");
         const std::vector<std::string> schedulers = split_list(schedulers_text);
         if (schedulers.empty()) throw UserError("--schedulers lists no scheduler");
-        std::map<std::string, ss::SearchOptions> variants; // SchedForge:FILE -> its search options
+        // Our searches by scheduler name: SchedForge, SchedForgeLearned and SchedForge:FILE.
+        std::map<std::string, ss::SearchOptions> searches;
+        const std::string variant_prefix = "SchedForge:";
         for (const std::string &s : schedulers) {
-            if (s.rfind("SchedForge:", 0) == 0) {
-                variants[s] = ss::load_search_options(s.substr(std::string("SchedForge:").size()));
+            if (s.rfind(variant_prefix, 0) == 0) {
+                searches[s] = ss::load_search_options(s.substr(variant_prefix.size()));
                 continue;
             }
             if (s != "root" && s != "inline" && s != "manual" && s != "SchedForge" && s != "SchedForgeLearned" &&
@@ -162,27 +164,21 @@ int main(int argc, char **argv) {
 
         const ss::HardwareFingerprint fp = ss::fingerprint_this_machine();
         const Halide::MachineParams machine = ss::machine_params_for(fp);
-        ss::SearchOptions search = search_config.empty() ? ss::SearchOptions() : ss::load_search_options(search_config);
-        search.cores = machine.parallelism;
-        ss::SearchOptions learned_search = search;
-        learned_search.weights = weights;
-        for (auto &[name, options] : variants) options.cores = machine.parallelism;
+        searches["SchedForge"] = search_config.empty() ? ss::SearchOptions() : ss::load_search_options(search_config);
+        searches["SchedForgeLearned"] = searches["SchedForge"];
+        searches["SchedForgeLearned"].weights = weights;
+        for (auto &[name, options] : searches) options.cores = machine.parallelism;
         // A bad weights file is a user error now, not a failure of every learned job.
-        if (learned) ss::make_cost_model(weights, search.coefficients);
+        if (learned) ss::make_cost_model(weights, searches["SchedForge"].coefficients);
         std::string fp_text;
         for (const auto &[k, v] : fp.fields()) fp_text += k + " = " + v + "\n";
         fp_text += "machine_params = " + machine.to_string() + "\n";
         schedforge::tools::write_file_atomic(out_dir + "/fingerprint.txt", fp_text);
 
         // A named autoscheduler, ours or one of Halide's, applied to a pipeline.
-        auto autoschedule = [target, machine, search, learned_search, variants](const std::string &scheduler,
-                                                                                Halide::Pipeline &pipeline) {
-            if (scheduler == "SchedForge")
-                ss::schedule_pipeline(pipeline, target, search);
-            else if (variants.count(scheduler))
-                ss::schedule_pipeline(pipeline, target, variants.at(scheduler));
-            else if (scheduler == "SchedForgeLearned")
-                ss::schedule_pipeline(pipeline, target, learned_search);
+        auto autoschedule = [target, machine, searches](const std::string &scheduler, Halide::Pipeline &pipeline) {
+            if (const auto ours = searches.find(scheduler); ours != searches.end())
+                ss::schedule_pipeline(pipeline, target, ours->second);
             else
                 ss::run_halide_autoscheduler(scheduler, pipeline, target, machine);
         };

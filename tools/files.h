@@ -22,6 +22,13 @@ inline void ensure_directory(const std::string &dir) {
     }
 }
 
+// Throws UserError unless the folder `path` is to be written in exists.
+inline void require_parent_folder(const std::string &path) {
+    const std::filesystem::path parent = std::filesystem::absolute(path).parent_path();
+    if (!std::filesystem::is_directory(parent))
+        throw UserError(path + ": folder " + parent.string() + " does not exist");
+}
+
 // Writes `text` to `path` atomically; throws std::runtime_error on I/O failure.
 inline void write_file_atomic(const std::string &path, const std::string &text) {
     const std::string tmp = path + ".tmp";

@@ -82,20 +82,14 @@ int main(int argc, char **argv) {
         if (options.batch_size < 2) throw UserError("--batch-size must be at least 2");
         if (loss_name != "throughput" && loss_name != "log") throw UserError("--loss must be throughput or log");
         options.loss = loss_name == "log" ? st::LossKind::LogRatio : st::LossKind::Throughput;
-        const fs::path out_parent = fs::absolute(weights_out).parent_path();
-        if (!fs::is_directory(out_parent))
-            throw UserError(weights_out + ": folder " + out_parent.string() + " does not exist");
+        schedforge::tools::require_parent_folder(weights_out);
         if (report_dir.empty()) report_dir = weights_out + ".report";
 
         const st::Weights start =
             weights_in.empty() ? st::Weights::random(uint64_t(random_init)) : st::Weights::load(weights_in);
         st::LoadReport loaded;
-        const st::TrainingData all = st::load_training_data(data, &loaded);
-        if (all.pipelines.empty()) throw UserError("no pipeline in the data has two ok schedules to compare");
         st::TrainingData train_set, validation;
-        st::split_by_pipeline(all, validation_fraction, train_set, validation);
-        if (train_set.pipelines.empty())
-            throw UserError("every pipeline fell in the validation part; lower --validation-fraction");
+        st::load_training_split(data, validation_fraction, train_set, validation, &loaded);
         schedforge::tools::ensure_directory(report_dir);
         std::printf(
             "data: %zu files, %zu pipelines, %zu ok schedules (%zu schedules and %zu pipelines skipped: not ok, "
@@ -136,8 +130,8 @@ int main(int argc, char **argv) {
         origin << "train-cost-model, " << options.epochs << " epochs, lr " << options.learning_rate << ", loss "
                << loss_name << ", seed " << options.seed << ", best epoch " << result.best_epoch << "; data:";
         for (const std::string &d : data) origin << " " << fs::path(d).filename().string();
-        origin << " (" << all.pipelines.size() << " pipelines, " << all.num_schedules()
-               << " schedules); from: " << start.origin;
+        origin << " (" << train_set.pipelines.size() + validation.pipelines.size() << " pipelines, "
+               << train_set.num_schedules() + validation.num_schedules() << " schedules); from: " << start.origin;
         best.origin = origin.str();
         best.save(weights_out);
 

@@ -124,4 +124,13 @@ void split_by_pipeline(const TrainingData &all, double validation_fraction, Trai
     }
 }
 
+void load_training_split(const std::vector<std::string> &paths, double validation_fraction, TrainingData &train,
+                         TrainingData &validation, LoadReport *report) {
+    const TrainingData all = load_training_data(paths, report);
+    if (all.pipelines.empty()) throw UserError("no pipeline in the data has two ok schedules to compare");
+    split_by_pipeline(all, validation_fraction, train, validation);
+    if (train.pipelines.empty())
+        throw UserError("every pipeline fell in the validation part; lower --validation-fraction");
+}
+
 } // namespace schedforge::trainer

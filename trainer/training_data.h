@@ -40,6 +40,11 @@ TrainingData load_training_data(const std::vector<std::string> &paths, LoadRepor
 void split_by_pipeline(const TrainingData &all, double validation_fraction, TrainingData &train,
                        TrainingData &validation);
 
+// load_training_data, then split_by_pipeline; UserError when no pipeline has two ok schedules or
+// none is left to train on.
+void load_training_split(const std::vector<std::string> &paths, double validation_fraction, TrainingData &train,
+                         TrainingData &validation, LoadReport *report = nullptr);
+
 // A stage belongs to an output when its Func is one; datasets record stage names ("f",
 // "f.update(0)") with the output's stages first (the FunctionDAG lists Funcs consumers first,
 // and generated pipelines have one output).
