@@ -99,8 +99,8 @@ int main(int argc, char **argv) {
         for (const std::string &d : data) yaml << " --data " << d;
         if (!start_config.empty()) yaml << " --search-config " << start_config;
         yaml << " --ridge " << options.ridge << " --reweightings " << options.reweightings << " --ranking-steps "
-             << options.ranking_steps << " --validation-fraction " << validation_fraction << "\n# on "
-             << train.pipelines.size() << " pipelines (" << train.num_schedules()
+             << options.ranking_steps << " --page-fault-cost " << page_fault_cost << " --validation-fraction "
+             << validation_fraction << "\n# on " << train.pipelines.size() << " pipelines (" << train.num_schedules()
              << " ok schedules). Other keys keep their defaults.\n"
              << "version: 1\n\ncost_model:\n  coefficients:\n";
         for (int i = 0; i < schedforge::featurize::kNumCostTerms; i++) {

@@ -123,6 +123,8 @@ TEST(CalibrateCli, BadInputExitsTwoWithOneLine) {
     const std::string calibrate = std::string(CALIBRATE) + " ";
     testing::expect_user_error(testing::run(calibrate + "--data /nonexistent.h5 --out " + out), "/nonexistent.h5");
     testing::expect_user_error(testing::run(calibrate + "--data x.h5 --out " + out + " --ridge -1"), "--ridge");
+    testing::expect_user_error(testing::run(calibrate + "--data x.h5 --out " + out + " --page-fault-cost often"),
+                               "--page-fault-cost");
     testing::expect_user_error(testing::run(calibrate + "--data x.h5 --out /nonexistent/c.yaml"), "does not exist");
     EXPECT_FALSE(std::filesystem::exists(out));
 }
