@@ -58,6 +58,17 @@ Halide::Buffer<T> input_data(std::vector<int> extents, int salt) {
     return b;
 }
 
+// An input image of T with estimates and bound data: both over [0, extent) in each dimension.
+template<typename T>
+ImageParam image(const std::string &name, const std::vector<int> &extents, int salt) {
+    ImageParam in(Halide::type_of<T>(), int(extents.size()), name);
+    std::vector<Halide::Range> estimates;
+    for (int e : extents) estimates.push_back({0, e});
+    in.set_estimates(estimates);
+    in.set(input_data<T>(extents, salt));
+    return in;
+}
+
 Func clamped(const ImageParam &in) { return Halide::BoundaryConditions::repeat_edge(in); }
 
 // Every Func of the pipeline realized at root.
@@ -111,9 +122,7 @@ Shape zero_dimensional_func() {
     static Halide::Param<float> gain("gain");
     gain.set_estimate(2.0f);
     gain.set(2.0f);
-    ImageParam in(Halide::Float(32), 2, "in");
-    in.set_estimates({{0, 64}, {0, 48}});
-    in.set(input_data<float>({64, 48}, 1));
+    const ImageParam in = image<float>("in", {64, 48}, 1);
     Func scale("scale"), out("out");
     Var x("x"), y("y");
     scale() = gain * 0.5f + 1;
@@ -124,9 +133,7 @@ Shape zero_dimensional_func() {
 
 Shape zero_dimensional_reduction() {
     // A whole-image statistic (the mean) that every output point reads.
-    ImageParam in(Halide::Float(32), 2, "in");
-    in.set_estimates({{0, 40}, {0, 30}});
-    in.set(input_data<float>({40, 30}, 2));
+    const ImageParam in = image<float>("in", {40, 30}, 2);
     Func total("total"), out("out");
     Var x("x"), y("y");
     RDom r(0, 40, 0, 30);
@@ -142,9 +149,7 @@ Shape float_param_radius() {
     static Halide::Param<float> sigma("sigma");
     sigma.set_estimate(1.5f);
     sigma.set(1.5f);
-    ImageParam in(Halide::Float(32), 2, "in");
-    in.set_estimates({{0, 64}, {0, 48}});
-    in.set(input_data<float>({64, 48}, 3));
+    const ImageParam in = image<float>("in", {64, 48}, 3);
     const Func c = clamped(in);
     const Expr radius = Halide::cast<int>(Halide::ceil(sigma * 3.0f));
     RDom r(-radius, 2 * radius + 1);
@@ -161,9 +166,7 @@ Shape float_param_range() {
     static Halide::Param<float> scale("scale");
     scale.set_estimate(0.5f);
     scale.set(0.5f);
-    ImageParam in(Halide::UInt(8), 2, "in");
-    in.set_estimates({{0, 80}, {0, 60}});
-    in.set(input_data<uint8_t>({80, 60}, 4));
+    const ImageParam in = image<uint8_t>("in", {80, 60}, 4);
     const Func c = clamped(in);
     Func wide("wide"), out("out");
     Var x("x"), y("y");
@@ -181,9 +184,7 @@ Shape radius_from_scalar_func() {
     static Halide::Param<float> sigma("sigma_r");
     sigma.set_estimate(1.2f);
     sigma.set(1.2f);
-    ImageParam in(Halide::Float(32), 2, "in");
-    in.set_estimates({{0, 56}, {0, 40}});
-    in.set(input_data<float>({56, 40}, 16));
+    const ImageParam in = image<float>("in", {56, 40}, 16);
     const Func c = clamped(in);
     Func radius("radius"), out("out");
     Var x("x"), y("y");
@@ -201,9 +202,7 @@ Shape int_and_bool_params() {
     offset.set(3);
     flip.set_estimate(true);
     flip.set(true);
-    ImageParam in(Halide::Int(16), 2, "in");
-    in.set_estimates({{0, 50}, {0, 40}});
-    in.set(input_data<int16_t>({50, 40}, 5));
+    const ImageParam in = image<int16_t>("in", {50, 40}, 5);
     const Func c = clamped(in);
     Func shifted("shifted"), out("out");
     Var x("x"), y("y");
@@ -215,9 +214,7 @@ Shape int_and_bool_params() {
 
 Shape multiple_outputs() {
     // Two outputs that share a producer.
-    ImageParam in(Halide::Float(32), 2, "in");
-    in.set_estimates({{0, 64}, {0, 32}});
-    in.set(input_data<float>({64, 32}, 6));
+    const ImageParam in = image<float>("in", {64, 32}, 6);
     const Func c = clamped(in);
     Func blur("blur"), sharp("sharp"), soft("soft");
     Var x("x"), y("y");
@@ -231,9 +228,7 @@ Shape multiple_outputs() {
 
 Shape tuple_valued() {
     // A Func of two values (a running min and max), read element by element.
-    ImageParam in(Halide::UInt(8), 2, "in");
-    in.set_estimates({{0, 48}, {0, 40}});
-    in.set(input_data<uint8_t>({48, 40}, 7));
+    const ImageParam in = image<uint8_t>("in", {48, 40}, 7);
     const Func c = clamped(in);
     Func range("range"), out("out");
     Var x("x"), y("y");
@@ -247,9 +242,7 @@ Shape tuple_valued() {
 
 Shape tuple_output() {
     // The output itself is a Tuple.
-    ImageParam in(Halide::Float(32), 2, "in");
-    in.set_estimates({{0, 32}, {0, 32}});
-    in.set(input_data<float>({32, 32}, 8));
+    const ImageParam in = image<float>("in", {32, 32}, 8);
     const Func c = clamped(in);
     Func dx("dx"), out("out");
     Var x("x"), y("y");
@@ -261,9 +254,7 @@ Shape tuple_output() {
 
 Shape extern_stage() {
     // A stage defined by a C function, between two Halide stages.
-    ImageParam in(Halide::Float(32), 2, "in");
-    in.set_estimates({{0, 40}, {0, 24}});
-    in.set(input_data<float>({40, 24}, 9));
+    const ImageParam in = image<float>("in", {40, 24}, 9);
     const Func c = clamped(in);
     Func pre("pre"), ext("ext"), out("out");
     Var x("x"), y("y");
@@ -276,9 +267,7 @@ Shape extern_stage() {
 
 Shape rdom_where() {
     // A reduction over a disc: an RDom with a where() predicate.
-    ImageParam in(Halide::Float(32), 2, "in");
-    in.set_estimates({{0, 48}, {0, 36}});
-    in.set(input_data<float>({48, 36}, 10));
+    const ImageParam in = image<float>("in", {48, 36}, 10);
     const Func c = clamped(in);
     Func disc("disc"), out("out");
     Var x("x"), y("y");
@@ -293,9 +282,7 @@ Shape rdom_where() {
 
 Shape data_dependent_update() {
     // A histogram: the update's index is a value read from the input, then a lookup through it.
-    ImageParam in(Halide::UInt(8), 2, "in");
-    in.set_estimates({{0, 64}, {0, 48}});
-    in.set(input_data<uint8_t>({64, 48}, 11));
+    const ImageParam in = image<uint8_t>("in", {64, 48}, 11);
     Func hist("hist"), cdf("cdf"), out("out");
     Var x("x"), y("y"), i("i");
     RDom r(0, 64, 0, 48);
@@ -312,9 +299,7 @@ Shape data_dependent_update() {
 Shape index_simplified_away() {
     // A lookup whose index Func is clamped to one point: the simplifier removes the read of
     // `index`, which the definition still names (a random pipeline's one-channel gather).
-    ImageParam in(Halide::Float(32), 3, "in");
-    in.set_estimates({{0, 40}, {0, 30}, {0, 1}});
-    in.set(input_data<float>({40, 30, 1}, 17));
+    const ImageParam in = image<float>("in", {40, 30, 1}, 17);
     Func index("index"), out("out");
     Var x("x"), y("y");
     index(x, y) = Halide::cast<int>(in(x, y, 0) * 4);
@@ -341,9 +326,7 @@ Shape constrained_inputs() {
 
 Shape fewer_and_more_dimensions() {
     // A 1-D lookup table and a 3-D stack read by a 2-D output, and a 4-D output of a 2-D Func.
-    ImageParam in(Halide::Float(32), 2, "in");
-    in.set_estimates({{0, 32}, {0, 24}});
-    in.set(input_data<float>({32, 24}, 13));
+    const ImageParam in = image<float>("in", {32, 24}, 13);
     const Func c = clamped(in);
     Func lut("lut"), stack("stack"), flat("flat"), out("out");
     Var x("x"), y("y"), z("z"), w("w");
@@ -373,9 +356,7 @@ Shape estimates_differ_from_bounds() {
 
 Shape output_with_update() {
     // The output has an update (a scan along x).
-    ImageParam in(Halide::Int(32), 2, "in");
-    in.set_estimates({{0, 40}, {0, 30}});
-    in.set(input_data<int32_t>({40, 30}, 15));
+    const ImageParam in = image<int32_t>("in", {40, 30}, 15);
     Func out("out");
     Var x("x"), y("y");
     RDom r(1, 39);
