@@ -118,14 +118,14 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
                 for (const sf::StageFeatures &s : c->features) {
                     if (!s.scheduled) continue;
                     scheduled++;
-                    if (s.node == decisions[d].node && generator.recomputes_too_much(c->nest, s)) ok = false;
+                    if (s.node == decisions[d].node && generator.pruned(c->nest, s)) ok = false;
                 }
                 result.stats.stages_featurized += scheduled - reused[i];
                 result.stats.feature_cache_hits += reused[i];
                 if (ok) legal.push_back(std::move(c));
             }
             result.stats.states_pruned += int64_t(children.size() - legal.size());
-            if (legal.empty()) legal = std::move(children); // every option recomputes: keep them all
+            if (legal.empty()) legal = std::move(children); // every option is pruned: keep them all
             // Cost the batch.
             t = Clock::now();
             std::vector<const std::vector<sf::StageFeatures> *> batch;

@@ -48,6 +48,11 @@ void SearchOptions::validate(const std::string &source) const {
         bad("pruning: need 0 < min_tasks_per_core <= max_tasks_per_core");
     }
     if (pruning.max_recompute < 0) bad("pruning.max_recompute must not be negative (0 switches it off)");
+    if (pruning.max_serial_root_points < 0)
+        bad("pruning.max_serial_root_points must not be negative (0 switches it off)");
+    if (pruning.max_inner_realization_bytes < 0) {
+        bad("pruning.max_inner_realization_bytes must not be negative (0 switches it off)");
+    }
     if (space.max_tile_shapes < 1) bad("space.max_tile_shapes must be at least 1");
     if (space.max_inner_tilings < 0) bad("space.max_inner_tilings must not be negative (0: no inner tiles)");
     if (space.max_unroll_points < 0) bad("space.max_unroll_points must not be negative (0: never unroll)");
@@ -105,6 +110,10 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
             r.on("max_tasks_per_core",
                  [&](const YAML::Node &m, const std::string &mk) { p.max_tasks_per_core = number(m, mk); });
             r.on("max_recompute", [&](const YAML::Node &m, const std::string &mk) { p.max_recompute = number(m, mk); });
+            r.on("max_serial_root_points",
+                 [&](const YAML::Node &m, const std::string &mk) { p.max_serial_root_points = number(m, mk); });
+            r.on("max_inner_realization_bytes",
+                 [&](const YAML::Node &m, const std::string &mk) { p.max_inner_realization_bytes = number(m, mk); });
             r.run();
         });
         top.on("space", [&](const YAML::Node &n, const std::string &k) {
@@ -120,6 +129,8 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
             r.on("vector_loops", [&](const YAML::Node &m, const std::string &mk) { sp.vector_loops = integer(m, mk); });
             r.on("vectorize_storage_dense",
                  [&](const YAML::Node &m, const std::string &mk) { sp.vectorize_storage_dense = boolean(m, mk); });
+            r.on("reductions_outermost",
+                 [&](const YAML::Node &m, const std::string &mk) { sp.reductions_outermost = boolean(m, mk); });
             r.run();
         });
         top.on("cost_model", [&](const YAML::Node &n, const std::string &k) {

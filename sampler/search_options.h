@@ -24,6 +24,14 @@ struct PruningRules {
     // No Func computes (or, inlined, is evaluated) more than this many times the points its
     // consumers need; pure copies (identity stages) are exempt. 0 switches the rule off.
     double max_recompute = 10;
+    // A Func larger at root than every Func that reads it (an operand its consumers reduce)
+    // allocates at most this many bytes per iteration where it is stored inside a consumer's
+    // loops: it is placed there for locality, and a buffer that outgrows the core's L2 cache has
+    // none (it goes to root or into smaller tiles). 0 = off.
+    double max_inner_realization_bytes = 1 << 20;
+    // A stage at root with more points than this (reduction steps included) runs in parallel:
+    // untiled, it would run serially on one core. 0 = off.
+    double max_serial_root_points = 16384;
 };
 
 // The shape of the search space: every cap and choice of SuccessorGenerator::tilings, named so
@@ -36,6 +44,9 @@ struct SpaceRules {
     // Vectorize only along the Func's innermost storage dimension (dense vector stores and loads)
     // where that loop holds a vector; other loops only where it does not.
     bool vectorize_storage_dense = true;
+    // A reduction computed inside a consumer may run its reduction loops outermost, around its
+    // whole (untiled) pure loops, so producers can be computed per reduction step.
+    bool reductions_outermost = true;
 };
 
 struct SearchOptions {

@@ -57,19 +57,20 @@ std::vector<T> thin(std::vector<T> items, size_t n) {
     return kept;
 }
 
-// The pure loops (innermost first) whose extent holds at least one vector of width `w`. With
-// `storage_dense`, only the loop over the Func's innermost dimension where it is one of them:
-// vectors along it load and store densely; along any other they are strided.
-std::vector<int> vectorizable_loops(const sf::Stage &st, const std::vector<int64_t> &extent, int w,
-                                    bool storage_dense = false) {
+// The pure loops (innermost first) whose extent in the point tile holds at least one vector of
+// width `w`. With `storage_dense`, where the loop over the Func's innermost storage dimension
+// holds a vector in the whole production (`production` extents), only that loop, and only if the
+// point tile keeps a vector of it: vectors along it load and store densely, along any other they
+// are strided (a point tile too narrow along it is left scalar).
+std::vector<int> vectorizable_loops(const sf::Stage &st, const std::vector<int64_t> &point,
+                                    const std::vector<int64_t> &production, int w, bool storage_dense) {
     std::vector<int> loops;
     for (size_t l = 0; l < st.loops.size(); l++) {
-        if (!st.loops[l].is_rvar && st.loops[l].is_pure && extent[l] >= w) loops.push_back(int(l));
-    }
-    if (storage_dense) {
-        for (int l : loops) {
-            if (st.loops[size_t(l)].dim == 0) return {l};
+        const bool vector_loop = !st.loops[l].is_rvar && st.loops[l].is_pure;
+        if (storage_dense && vector_loop && st.loops[l].dim == 0 && production[l] >= w) {
+            return point[l] >= w ? std::vector<int>{int(l)} : std::vector<int>{};
         }
+        if (vector_loop && point[l] >= w) loops.push_back(int(l));
     }
     return loops;
 }
@@ -94,6 +95,13 @@ bool identity_stage(const sf::Node &n) {
     return true;
 }
 
+// A Func's bytes when computed at root (its consumers' whole region).
+double root_bytes(const sf::Node &n) {
+    double bytes = double(n.bytes_per_point());
+    for (const sf::Span &span : n.region_at_root) bytes *= double(std::max<int64_t>(span.extent(), 1));
+    return bytes;
+}
+
 } // namespace
 
 SuccessorGenerator::SuccessorGenerator(const sf::FunctionDAG &dag, const Halide::Target &target,
@@ -101,6 +109,7 @@ SuccessorGenerator::SuccessorGenerator(const sf::FunctionDAG &dag, const Halide:
     : dag_(dag), target_(target), options_(options), cores_(std::max(options.cores, 1)) {
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         identity_.push_back(identity_stage(dag.nodes[n]));
+        root_bytes_.push_back(root_bytes(dag.nodes[n]));
         if (dag.nodes[n].is_input) continue;
         for (size_t s = 0; s < dag.nodes[n].stages.size(); s++) decisions_.push_back({int(n), int(s)});
     }
@@ -111,6 +120,26 @@ bool SuccessorGenerator::recomputes_too_much(const LoopNest &nest, const sf::Sta
     if (s.stage != 0 || options_.pruning.max_recompute <= 0 || identity_[size_t(s.node)] || minimum <= 0) return false;
     const double points = nest.inlined(s.node) ? s.features.inlined_calls : s.features.points_computed_total;
     return points > options_.pruning.max_recompute * minimum;
+}
+
+double SuccessorGenerator::largest_reader_bytes(const LoopNest &nest, int node) const {
+    double most = 0;
+    for (int e : dag_.nodes[size_t(node)].outgoing_edges) {
+        const int consumer = dag_.edges[size_t(e)].consumer_node;
+        most = std::max(most,
+                        nest.inlined(consumer) ? largest_reader_bytes(nest, consumer) : root_bytes_[size_t(consumer)]);
+    }
+    return most;
+}
+
+bool SuccessorGenerator::realizes_too_much_inside(const LoopNest &nest, const sf::StageFeatures &s) const {
+    const double limit = options_.pruning.max_inner_realization_bytes;
+    return s.stage == 0 && limit > 0 && nest.funcs[size_t(s.node)].store.kind == Site::At &&
+           s.features.bytes_at_realization > limit && root_bytes_[size_t(s.node)] > largest_reader_bytes(nest, s.node);
+}
+
+bool SuccessorGenerator::pruned(const LoopNest &nest, const sf::StageFeatures &s) const {
+    return recomputes_too_much(nest, s) || realizes_too_much_inside(nest, s);
 }
 
 std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, StageRef s) const {
@@ -162,6 +191,10 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
         }
     }
     outer = thin(outer, size_t(options_.max_tilings));
+    const bool has_rvars = std::any_of(st.loops.begin(), st.loops.end(), [](const sf::Loop &l) { return l.is_rvar; });
+    // A reduction inside a consumer may also run outermost around its whole pure loops: one tile
+    // of the full extent with the reduction outside it, so that producers computed at its level 0
+    // are computed once per reduction step (a window of offsets, each over the whole tile).
     for (const auto &t0 : outer) {
         shapes.push_back({t0});
         if (!root) continue;
@@ -174,12 +207,25 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
         inner.erase(std::remove(inner.begin(), inner.end(), t0), inner.end());
         for (const auto &t1 : thin(inner, size_t(options_.space.max_inner_tilings))) shapes.push_back({t0, t1});
     }
+    // Last, so that thinning never drops it.
+    if (has_rvars && !root && options_.space.reductions_outermost) shapes.push_back({extent});
+    // A root stage with enough work to share among the cores is never left serial (untiled):
+    // its points, reduction steps included (a scan has few pure points but much work).
+    double points = 1;
+    for (size_t l = 0; l < loops; l++) points *= double(extent[l]);
+    const double serial_limit = options_.pruning.max_serial_root_points;
+    if (root && serial_limit > 0 && points > serial_limit && shapes.size() > 1) {
+        shapes.erase(shapes.begin());
+    }
 
     std::vector<StageTiling> out;
-    const bool has_rvars = std::any_of(st.loops.begin(), st.loops.end(), [](const sf::Loop &l) { return l.is_rvar; });
+    size_t unthinned = 0; // out[unthinned..] (the whole-extent tile's tilings) are all kept
     for (const auto &shape : shapes) {
-        // Reductions run whole inside the point tile, or (tiled stages) outside it, at level 0.
-        for (int rvars_outside = 0; rvars_outside <= (has_rvars && !shape.empty() ? 1 : 0); rvars_outside++) {
+        // Reductions run whole inside the point tile, or (tiled stages) outside it, at level 0;
+        // the whole-extent tile exists only for the latter.
+        const bool whole = !shape.empty() && shape.back() == extent;
+        for (int rvars_outside = whole ? 1 : 0; rvars_outside <= (has_rvars && !shape.empty() ? 1 : 0);
+             rvars_outside++) {
             StageTiling t;
             t.tiles = shape;
             if (rvars_outside) {
@@ -219,7 +265,7 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
                         continue;
                     }
                     const std::vector<int> wide =
-                        vectorizable_loops(st, point, w, options_.space.vectorize_storage_dense);
+                        vectorizable_loops(st, point, extent, w, options_.space.vectorize_storage_dense);
                     for (size_t i = 0; i < std::min<size_t>(wide.size(), size_t(options_.space.vector_loops)); i++) {
                         StageTiling v = t;
                         v.vector_loop = wide[i];
@@ -231,8 +277,12 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
                 if (vector_options == 0) out.push_back(t); // nothing wide enough to vectorize
             }
         }
+        if (!whole) unthinned = out.size();
     }
-    return thin(out, size_t(options_.max_tilings));
+    std::vector<StageTiling> kept =
+        thin(std::vector<StageTiling>(out.begin(), out.begin() + long(unthinned)), size_t(options_.max_tilings));
+    kept.insert(kept.end(), out.begin() + long(unthinned), out.end());
+    return kept;
 }
 
 std::vector<LoopNest> SuccessorGenerator::successors(const LoopNest &nest, int d) const {
@@ -269,7 +319,7 @@ std::vector<LoopNest> SuccessorGenerator::successors(const LoopNest &nest, int d
             std::vector<int64_t> extent;
             for (const sf::Span &span : bounds.production_bounds(ref)) extent.push_back(span.extent());
             const std::vector<int> wide =
-                vectorizable_loops(n.stages[s], extent, w, options_.space.vectorize_storage_dense);
+                vectorizable_loops(n.stages[s], extent, extent, w, options_.space.vectorize_storage_dense);
             if (w > 1 && !wide.empty()) {
                 fs.stages[s].vector_loop = wide.front();
                 fs.stages[s].vector_width = w;

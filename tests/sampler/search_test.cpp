@@ -18,7 +18,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
 
 namespace schedforge::sampler {
@@ -55,6 +57,7 @@ void expect_pruning_rules(const sf::FunctionDAG &dag, const SearchResult &r, con
         SCOPED_TRACE(dag.nodes[size_t(s.node)].name + " stage " + std::to_string(s.stage));
         ASSERT_TRUE(s.scheduled);
         EXPECT_FALSE(gen.recomputes_too_much(r.nest, s)); // the pure stage, inlined or not
+        EXPECT_FALSE(gen.realizes_too_much_inside(r.nest, s));
         if (fs.compute.kind == sf::Site::Inline) continue;
         const sf::StageTiling &t = fs.stages[size_t(s.stage)];
         if (t.vector_loop >= 0) {
@@ -69,6 +72,13 @@ void expect_pruning_rules(const sf::FunctionDAG &dag, const SearchResult &r, con
                 const int64_t around = t.tiles.size() >= 2 ? t.tiles[t.tiles.size() - 2][l] : b[l].extent();
                 EXPECT_EQ(around % point[l], 0) << "loop " << l;
             }
+        }
+        if (fs.compute.kind == sf::Site::Root && o.pruning.max_serial_root_points > 0) {
+            const sf::Stage &st = dag.nodes[size_t(s.node)].stages[size_t(s.stage)];
+            const std::vector<sf::Span> &b = bounds.production_bounds({s.node, s.stage});
+            double points = 1;
+            for (size_t l = 0; l < st.loops.size(); l++) points *= double(std::max<int64_t>(b[l].extent(), 1));
+            if (points > o.pruning.max_serial_root_points) EXPECT_FALSE(t.tiles.empty()) << "serial, " << points;
         }
         if (fs.compute.kind == sf::Site::Root && !t.tiles.empty()) {
             EXPECT_TRUE(t.parallel);
@@ -262,7 +272,7 @@ TEST(BeamSearch, MorePassesNeverCostMore) {
 
 // The storage dimensions (Func name, dim) that children of every decision vectorize along,
 // walking the first child down; `dense_held` gets those vectorized along another dimension
-// although their point tile's loop over dimension 0 holds a vector.
+// although their loop over dimension 0 holds a vector in the whole production.
 std::set<std::pair<std::string, int>> vectorized_dims(const Halide::Func &out, const SearchOptions &o,
                                                       std::set<std::string> *dense_held = nullptr) {
     const sf::FunctionDAG dag = sf::FunctionDAG::build(Halide::Pipeline(out));
@@ -284,8 +294,7 @@ std::set<std::pair<std::string, int>> vectorized_dims(const Halide::Func &out, c
                     if (!dense_held || loops[size_t(t.vector_loop)].dim == 0) continue;
                     const std::vector<sf::Span> &b = bounds.production_bounds({int(n), int(st)});
                     for (size_t l = 0; l < loops.size(); l++) {
-                        const int64_t point = t.tiles.empty() ? b[l].extent() : t.tiles.back()[l];
-                        if (loops[l].dim == 0 && loops[l].is_pure && point >= t.vector_width)
+                        if (loops[l].dim == 0 && loops[l].is_pure && b[l].extent() >= t.vector_width)
                             dense_held->insert(dag.nodes[n].name);
                     }
                 }
@@ -296,9 +305,10 @@ std::set<std::pair<std::string, int>> vectorized_dims(const Halide::Func &out, c
     return dims;
 }
 
-// space.vectorize_storage_dense: where the point tile's loop over a Func's innermost storage
-// dimension holds a vector, vectors run along it (strided vectors along y were what issue 23
-// saw); where it does not (a 2-wide x), along another loop.
+// space.vectorize_storage_dense: where a Func's loop over its innermost storage dimension holds a
+// vector in the whole production, vectors run along it or not at all (strided vectors along y
+// were what issue 23 saw; a point tile narrow in x stays scalar); where it does not (a 2-wide
+// x), along another loop.
 TEST(SpaceRules, VectorsRunAlongTheStorageDenseDimension) {
     Halide::ImageParam in(Halide::Float(32), 2, "in");
     in.set_estimates({{0, 512}, {0, 512}});
@@ -325,6 +335,175 @@ TEST(SpaceRules, VectorsRunAlongTheStorageDenseDimension) {
     const auto narrow_dims = vectorized_dims(g, o);
     EXPECT_TRUE(narrow_dims.count({"g", 1})); // x is too narrow for a vector: along y
     EXPECT_FALSE(narrow_dims.count({"g", 0}));
+}
+
+// The children of decision `last`, walking down from the empty nest through, at each earlier
+// decision, the first child that `pick` accepts.
+std::vector<sf::LoopNest> children_at(const sf::FunctionDAG &dag, const SuccessorGenerator &generator, size_t last,
+                                      const std::function<bool(const sf::LoopNest &)> &pick) {
+    sf::LoopNest nest(dag);
+    for (size_t d = 0; d < last; d++) {
+        const std::vector<sf::LoopNest> children = generator.successors(nest, int(d));
+        const auto it = std::find_if(children.begin(), children.end(), pick);
+        if (it == children.end()) {
+            ADD_FAILURE() << "no child of decision " << d << " to walk down";
+            return {};
+        }
+        nest = *it;
+    }
+    return generator.successors(nest, int(last));
+}
+
+// The DAG node of the Func named `func` (Halide suffixes names reused in a process: "f$2").
+int node_named(const sf::FunctionDAG &dag, const std::string &func) {
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        if (dag.nodes[n].name.substr(0, dag.nodes[n].name.find('$')) == func) return int(n);
+    }
+    ADD_FAILURE() << "no Func " << func;
+    return 0;
+}
+
+size_t decision_of(const SuccessorGenerator &generator, int node, int stage) {
+    const std::vector<Decision> &all = generator.decisions();
+    for (size_t d = 0; d < all.size(); d++) {
+        if (all[d].node == node && all[d].stage == stage) return d;
+    }
+    ADD_FAILURE() << "no decision for node " << node << " stage " << stage;
+    return 0;
+}
+
+// space.reductions_outermost: a reduction computed inside a consumer's tile may run its
+// reduction loop around the whole tile (one tile of the full extent, the reduction outside it);
+// at root it never does (there it is a serial loop around all the parallel tasks).
+TEST(SpaceRules, ReductionsRunOutermostInsideAConsumer) {
+    Halide::ImageParam in(Halide::Float(32), 2, "in");
+    in.set_estimates({{0, 1024}, {0, 1024}});
+    Halide::Var x("x"), y("y");
+    Halide::RDom r(-3, 7, "r");
+    Halide::Func f("f"), sum("sum"), out("out");
+    f(x, y) = in(x, y) * in(x, y);
+    sum(x, y) = 0.f;
+    sum(x, y) += f(x + r, y);
+    out(x, y) = sum(x, y) * 2;
+    out.set_estimates({{0, 1000}, {0, 1000}});
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(Halide::Pipeline(out));
+    const int node = node_named(dag, "sum"), output = node_named(dag, "out");
+    // How many children run sum's update as one whole-extent tile with the reduction outside.
+    auto outermost = [&](const SearchOptions &o, sf::Site::Kind site) {
+        const SuccessorGenerator generator(dag, strict_target(), o);
+        const std::vector<sf::LoopNest> children =
+            children_at(dag, generator, decision_of(generator, node, 1), [&](const sf::LoopNest &n) {
+                // out tiled, so that sum has sites inside it
+                return !n.funcs[size_t(output)].stages[0].tiles.empty() &&
+                       (!n.scheduled(node) || n.funcs[size_t(node)].compute.kind == site);
+            });
+        EXPECT_FALSE(children.empty());
+        int count = 0;
+        for (const sf::LoopNest &child : children) {
+            const sf::StageTiling &t = child.funcs[size_t(node)].stages[1];
+            if (t.tiles.size() != 1) continue;
+            sf::LoopNestBounds bounds(dag, child);
+            const std::vector<sf::Span> &b = bounds.production_bounds({node, 1});
+            const std::vector<sf::Loop> &loops = dag.nodes[size_t(node)].stages[1].loops;
+            bool whole = true;
+            for (size_t l = 0; l < loops.size(); l++) {
+                whole = whole && t.tiles[0][l] == (loops[l].is_rvar ? 1 : b[l].extent());
+            }
+            count += whole;
+        }
+        return count;
+    };
+    SearchOptions o = options(1, 1);
+    EXPECT_GT(outermost(o, sf::Site::At), 0);
+    EXPECT_EQ(outermost(o, sf::Site::Root), 0);
+    o.space.reductions_outermost = false;
+    EXPECT_EQ(outermost(o, sf::Site::At), 0);
+}
+
+// pruning.max_inner_realization_bytes: a Func that expands (larger than what reads it: here 16
+// planes that out sums) is pruned where it is stored inside a consumer's tile in a buffer over
+// the limit; at root it never is, however large, nor is a Func as large as its reader (g).
+TEST(PruningRules, ExpandingFuncsInsideTilesFitTheLimit) {
+    Halide::ImageParam in(Halide::Float(32), 2, "in");
+    in.set_estimates({{0, 2048}, {0, 2048}});
+    Halide::Var x("x"), y("y"), k("k");
+    Halide::Func g("g"), f("f"), out("out");
+    g(x, y) = in(x, y) * 2;
+    f(x, y, k) = g(x, y) * k + g(x + 1, y);
+    Halide::Expr sum = f(x, y, 0);
+    for (int i = 1; i < 16; i++) sum += f(x, y, i);
+    out(x, y) = sum;
+    out.set_estimates({{0, 2000}, {0, 2000}});
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(Halide::Pipeline(out));
+    const int output = node_named(dag, "out"), expanding = node_named(dag, "f"), same = node_named(dag, "g");
+    constexpr double kLimit = 64 << 10;
+    // Per placement of `node` (walking down with out in tasks and inner tiles, f inside them):
+    // inside and over the limit, inside and under it, at root and over it; and how many of them
+    // the rule prunes.
+    struct Counts {
+        int inside_large = 0, inside_small = 0, root_large = 0, pruned = 0;
+    };
+    auto count = [&](int node, double limit) {
+        SearchOptions o = options(1, 1);
+        o.pruning.max_inner_realization_bytes = limit;
+        const SuccessorGenerator generator(dag, strict_target(), o);
+        Counts c;
+        for (const sf::LoopNest &child :
+             children_at(dag, generator, decision_of(generator, node, 0), [&](const sf::LoopNest &n) {
+                 return n.funcs[size_t(output)].stages[0].tiles.size() == 2 &&
+                        (!n.scheduled(expanding) || n.funcs[size_t(expanding)].store.kind == sf::Site::At);
+             })) {
+            for (const sf::StageFeatures &s : sf::compute_schedule_features(dag, child, strict_target())) {
+                if (s.node != node || s.stage != 0) continue;
+                const sf::Site::Kind kind = child.funcs[size_t(node)].store.kind;
+                const bool large = s.features.bytes_at_realization > kLimit;
+                c.inside_large += kind == sf::Site::At && large;
+                c.inside_small += kind == sf::Site::At && !large;
+                c.root_large += kind == sf::Site::Root && large;
+                c.pruned += generator.realizes_too_much_inside(child, s);
+            }
+        }
+        return c;
+    };
+    const Counts f_counts = count(expanding, kLimit);
+    EXPECT_GT(f_counts.inside_large, 0);
+    EXPECT_GT(f_counts.inside_small, 0);
+    EXPECT_GT(f_counts.root_large, 0); // f at root is 256 MB
+    EXPECT_EQ(f_counts.pruned, f_counts.inside_large);
+    EXPECT_EQ(count(expanding, 0).pruned, 0); // the rule off
+    const Counts g_counts = count(same, kLimit);
+    EXPECT_GT(g_counts.inside_large, 0);
+    EXPECT_EQ(g_counts.pruned, 0);
+}
+
+// pruning.max_serial_root_points: a root stage with more pure points than the limit is always
+// tiled into parallel tasks; a smaller one may still run serially (untiled).
+TEST(PruningRules, LargeRootStagesRunInParallel) {
+    Halide::ImageParam in(Halide::Float(32), 2, "in");
+    in.set_estimates({{0, 1024}, {0, 1024}});
+    Halide::Var x("x"), y("y");
+    // How many children of the output's decision leave it untiled (serial).
+    auto serial_children = [&](int width, double limit) {
+        Halide::Func out("out");
+        out(x, y) = in(x, y) * 2;
+        out.set_estimates({{0, width}, {0, width}});
+        const sf::FunctionDAG dag = sf::FunctionDAG::build(Halide::Pipeline(out));
+        SearchOptions o = options(1, 1);
+        o.pruning.max_serial_root_points = limit;
+        const SuccessorGenerator generator(dag, strict_target(), o);
+        const int node = node_named(dag, "out");
+        int serial = 0;
+        for (const sf::LoopNest &child :
+             generator.successors(sf::LoopNest(dag), int(decision_of(generator, node, 0)))) {
+            const sf::StageTiling &t = child.funcs[size_t(node)].stages[0];
+            EXPECT_EQ(t.parallel, !t.tiles.empty());
+            serial += t.tiles.empty();
+        }
+        return serial;
+    };
+    EXPECT_EQ(serial_children(1000, 16384), 0); // 10^6 points
+    EXPECT_GT(serial_children(1000, 0), 0);     // the rule off
+    EXPECT_GT(serial_children(100, 16384), 0);  // 10^4 points: may stay serial
 }
 
 TEST(CostTerms, HandMadeFeatures) {
@@ -379,6 +558,9 @@ const BadOptions kBadOptions[] = {
     {"DropoutOutOfRange", "search:\n  dropout: 1.5\n", "dropout"},
     {"NotANumber", "pruning:\n  max_recompute: lots\n", "'pruning.max_recompute' must be a number"},
     {"BadTaskWindow", "pruning:\n  min_tasks_per_core: 8\n  max_tasks_per_core: 2\n", "min_tasks_per_core"},
+    {"NegativeSerial", "pruning:\n  max_serial_root_points: -5\n", "max_serial_root_points"},
+    {"NegativeRealization", "pruning:\n  max_inner_realization_bytes: -1\n", "max_inner_realization_bytes"},
+    {"NotABool", "space:\n  reductions_outermost: maybe\n", "reductions_outermost"},
 };
 
 class SearchOptionsErrors : public ::testing::TestWithParam<BadOptions> {};
@@ -405,6 +587,10 @@ TEST(SearchOptionsFile, DefaultConfigIsTheBuiltInDefaults) {
     EXPECT_EQ(file.max_tilings, builtin.max_tilings);
     EXPECT_EQ(file.memoize_features, builtin.memoize_features);
     EXPECT_EQ(file.pruning.max_recompute, builtin.pruning.max_recompute);
+    EXPECT_EQ(file.pruning.max_serial_root_points, builtin.pruning.max_serial_root_points);
+    EXPECT_EQ(file.pruning.max_inner_realization_bytes, builtin.pruning.max_inner_realization_bytes);
+    EXPECT_EQ(file.space.vectorize_storage_dense, builtin.space.vectorize_storage_dense);
+    EXPECT_EQ(file.space.reductions_outermost, builtin.space.reductions_outermost);
     EXPECT_EQ(file.coefficients, builtin.coefficients);
 }
 
