@@ -48,12 +48,19 @@ std::vector<std::vector<int64_t>> products(const std::vector<std::vector<int64_t
     return out;
 }
 
-// Keeps `n` of `items`, evenly spaced, the first always among them.
+// Keeps `n` of `items`: one from each of n equal runs, the first item of the first run, then at
+// golden-ratio offsets within the runs. A fixed offset would alias with the candidates' periodic
+// order (a fixed number of inner tilings per outer tile): at one offset, a 4-D output's runs of
+// 34 tilings each kept only the untiled-inner one, and no two-level tiling survived.
 template<typename T>
 std::vector<T> thin(std::vector<T> items, size_t n) {
     if (items.size() <= n) return items;
     std::vector<T> kept;
-    for (size_t i = 0; i < n; i++) kept.push_back(items[i * items.size() / n]);
+    const double run = double(items.size()) / double(n), golden = 0.6180339887498949;
+    for (size_t i = 0; i < n; i++) {
+        const double offset = double(i) * golden - std::floor(double(i) * golden);
+        kept.push_back(items[std::min(items.size() - 1, size_t((double(i) + offset) * run))]);
+    }
     return kept;
 }
 

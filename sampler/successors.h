@@ -11,7 +11,8 @@
 // (SpaceRules::vectorize_storage_dense), else any pure loop of the point tile at least a vector
 // wide. Reductions run whole, inside the point tile or outside it (register blocking), and inside
 // a consumer also outermost around the whole extent (SpaceRules::reductions_outermost).
-// Candidates beyond SearchOptions::max_tilings are thinned evenly, deterministically.
+// Candidates beyond SearchOptions::max_tilings are thinned deterministically: one per equal run,
+// at golden-ratio offsets (evenly spaced picks aliased with the candidates' periodic order).
 //
 // What the pruning rules need from features (recompute, inner realization size) is checked by the
 // search after featurizing (pruned()); the structural rules are applied here.

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <set>
 
 namespace schedforge::sampler {
@@ -504,6 +505,29 @@ TEST(PruningRules, LargeRootStagesRunInParallel) {
     EXPECT_EQ(serial_children(1000, 16384), 0); // 10^6 points
     EXPECT_GT(serial_children(1000, 0), 0);     // the rule off
     EXPECT_GT(serial_children(100, 16384), 0);  // 10^4 points: may stay serial
+}
+
+// Thinning keeps every level structure: a 4-D root output has 17 shapes per outer tile (one
+// level, then 16 inner tiles), and with evenly spaced picks that run length aliased with the
+// spacing, so that only one-level tilings survived.
+TEST(SpaceRules, ThinningKeepsTwoLevelTilings) {
+    Halide::ImageParam in(Halide::Float(32), 4, "in");
+    in.set_estimates({{0, 24}, {0, 100}, {0, 80}, {0, 5}});
+    Halide::Var c("c"), x("x"), y("y"), n("n");
+    Halide::Func out("out");
+    out(c, x, y, n) = max(0.0f, in(c, x, y, n));
+    out.set_estimates({{0, 24}, {0, 100}, {0, 80}, {0, 5}});
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(Halide::Pipeline(out));
+    SearchOptions o = options(1, 1);
+    o.cores = 2;
+    const SuccessorGenerator generator(dag, strict_target(), o);
+    const int node = node_named(dag, "out");
+    std::map<size_t, int> levels;
+    for (const sf::LoopNest &child : generator.successors(sf::LoopNest(dag), int(decision_of(generator, node, 0)))) {
+        levels[child.funcs[size_t(node)].stages[0].tiles.size()]++;
+    }
+    EXPECT_GT(levels[1], 0);
+    EXPECT_GT(levels[2], 0);
 }
 
 TEST(CostTerms, HandMadeFeatures) {
