@@ -50,6 +50,7 @@ void SearchOptions::validate(const std::string &source) const {
     if (pruning.max_recompute < 0) bad("pruning.max_recompute must not be negative (0 switches it off)");
     if (pruning.max_serial_root_points < 0)
         bad("pruning.max_serial_root_points must not be negative (0 switches it off)");
+    if (!(pruning.expansion >= 1)) bad("pruning.expansion must be at least 1");
     if (pruning.max_inner_realization_bytes < 0) {
         bad("pruning.max_inner_realization_bytes must not be negative (0 switches it off)");
     }
@@ -112,6 +113,9 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
             r.on("max_recompute", [&](const YAML::Node &m, const std::string &mk) { p.max_recompute = number(m, mk); });
             r.on("max_serial_root_points",
                  [&](const YAML::Node &m, const std::string &mk) { p.max_serial_root_points = number(m, mk); });
+            r.on("expansion", [&](const YAML::Node &m, const std::string &mk) { p.expansion = number(m, mk); });
+            r.on("expanding_at_root",
+                 [&](const YAML::Node &m, const std::string &mk) { p.expanding_at_root = boolean(m, mk); });
             r.on("max_inner_realization_bytes",
                  [&](const YAML::Node &m, const std::string &mk) { p.max_inner_realization_bytes = number(m, mk); });
             r.run();

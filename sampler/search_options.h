@@ -29,6 +29,12 @@ struct PruningRules {
     // loops: it is placed there for locality, and a buffer that outgrows the core's L2 cache has
     // none (it goes to root or into smaller tiles). 0 = off.
     double max_inner_realization_bytes = 1 << 20;
+    // The same limit for such a Func at root (where its whole buffer is allocated once): it
+    // goes into tiles of its readers instead. Off: measured 0.98x on the apps (ablations/).
+    bool expanding_at_root = false;
+    // A Func "expands" when it is more than this many times larger at root than every Func that
+    // reads it (not a stencil's producer, larger by its halo only).
+    double expansion = 2;
     // A stage at root with more points than this (reduction steps included) runs in parallel:
     // untiled, it would run serially on one core. 0 = off.
     double max_serial_root_points = 16384;

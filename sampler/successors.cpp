@@ -141,8 +141,11 @@ double SuccessorGenerator::largest_reader_bytes(const LoopNest &nest, int node) 
 
 bool SuccessorGenerator::realizes_too_much_inside(const LoopNest &nest, const sf::StageFeatures &s) const {
     const double limit = options_.pruning.max_inner_realization_bytes;
-    return s.stage == 0 && limit > 0 && nest.funcs[size_t(s.node)].store.kind == Site::At &&
-           s.features.bytes_at_realization > limit && root_bytes_[size_t(s.node)] > largest_reader_bytes(nest, s.node);
+    const Site::Kind store = nest.funcs[size_t(s.node)].store.kind;
+    return s.stage == 0 && limit > 0 &&
+           (store == Site::At || (store == Site::Root && options_.pruning.expanding_at_root)) &&
+           s.features.bytes_at_realization > limit &&
+           root_bytes_[size_t(s.node)] > options_.pruning.expansion * largest_reader_bytes(nest, s.node);
 }
 
 bool SuccessorGenerator::pruned(const LoopNest &nest, const sf::StageFeatures &s) const {

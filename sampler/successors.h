@@ -46,7 +46,7 @@ public:
     // inlined ones: an operand its consumers reduce, like nl_means's 49 offset planes) is stored
     // inside a consumer's loops in a buffer larger than max_inner_realization_bytes: computed
     // there for locality, it has none once it outgrows the cache (false for updates and when the
-    // rule is off; consumers must be scheduled).
+    // rule is off; consumers must be scheduled). With expanding_at_root, at root too.
     bool realizes_too_much_inside(const featurize::LoopNest &nest, const featurize::StageFeatures &s) const;
     // Whether a stage of the Func just decided breaks a rule that needs its features (the two above).
     bool pruned(const featurize::LoopNest &nest, const featurize::StageFeatures &s) const;

@@ -423,7 +423,7 @@ TEST(SpaceRules, ReductionsRunOutermostInsideAConsumer) {
 
 // pruning.max_inner_realization_bytes: a Func that expands (larger than what reads it: here 16
 // planes that out sums) is pruned where it is stored inside a consumer's tile in a buffer over
-// the limit; at root it never is, however large, nor is a Func as large as its reader (g).
+// the limit, and with expanding_at_root at root too; a Func as large as its reader (g) never is.
 TEST(PruningRules, ExpandingFuncsInsideTilesFitTheLimit) {
     Halide::ImageParam in(Halide::Float(32), 2, "in");
     in.set_estimates({{0, 2048}, {0, 2048}});
@@ -444,9 +444,10 @@ TEST(PruningRules, ExpandingFuncsInsideTilesFitTheLimit) {
     struct Counts {
         int inside_large = 0, inside_small = 0, root_large = 0, pruned = 0;
     };
-    auto count = [&](int node, double limit) {
+    auto count = [&](int node, double limit, bool at_root) {
         SearchOptions o = options(1, 1);
         o.pruning.max_inner_realization_bytes = limit;
+        o.pruning.expanding_at_root = at_root;
         const SuccessorGenerator generator(dag, strict_target(), o);
         Counts c;
         for (const sf::LoopNest &child :
@@ -466,14 +467,16 @@ TEST(PruningRules, ExpandingFuncsInsideTilesFitTheLimit) {
         }
         return c;
     };
-    const Counts f_counts = count(expanding, kLimit);
+    const Counts f_counts = count(expanding, kLimit, false);
     EXPECT_GT(f_counts.inside_large, 0);
     EXPECT_GT(f_counts.inside_small, 0);
     EXPECT_GT(f_counts.root_large, 0); // f at root is 256 MB
     EXPECT_EQ(f_counts.pruned, f_counts.inside_large);
-    EXPECT_EQ(count(expanding, 0).pruned, 0); // the rule off
-    const Counts g_counts = count(same, kLimit);
+    EXPECT_EQ(count(expanding, kLimit, true).pruned, f_counts.inside_large + f_counts.root_large);
+    EXPECT_EQ(count(expanding, 0, true).pruned, 0); // the rule off
+    const Counts g_counts = count(same, kLimit, true);
     EXPECT_GT(g_counts.inside_large, 0);
+    EXPECT_GT(g_counts.root_large, 0);
     EXPECT_EQ(g_counts.pruned, 0);
 }
 
@@ -583,6 +586,7 @@ const BadOptions kBadOptions[] = {
     {"NotANumber", "pruning:\n  max_recompute: lots\n", "'pruning.max_recompute' must be a number"},
     {"BadTaskWindow", "pruning:\n  min_tasks_per_core: 8\n  max_tasks_per_core: 2\n", "min_tasks_per_core"},
     {"NegativeSerial", "pruning:\n  max_serial_root_points: -5\n", "max_serial_root_points"},
+    {"SmallExpansion", "pruning:\n  expansion: 0.5\n", "pruning.expansion must be at least 1"},
     {"NegativeRealization", "pruning:\n  max_inner_realization_bytes: -1\n", "max_inner_realization_bytes"},
     {"NotABool", "space:\n  reductions_outermost: maybe\n", "reductions_outermost"},
 };
@@ -613,6 +617,8 @@ TEST(SearchOptionsFile, DefaultConfigIsTheBuiltInDefaults) {
     EXPECT_EQ(file.pruning.max_recompute, builtin.pruning.max_recompute);
     EXPECT_EQ(file.pruning.max_serial_root_points, builtin.pruning.max_serial_root_points);
     EXPECT_EQ(file.pruning.max_inner_realization_bytes, builtin.pruning.max_inner_realization_bytes);
+    EXPECT_EQ(file.pruning.expanding_at_root, builtin.pruning.expanding_at_root);
+    EXPECT_EQ(file.pruning.expansion, builtin.pruning.expansion);
     EXPECT_EQ(file.space.vectorize_storage_dense, builtin.space.vectorize_storage_dense);
     EXPECT_EQ(file.space.reductions_outermost, builtin.space.reductions_outermost);
     EXPECT_EQ(file.coefficients, builtin.coefficients);
