@@ -24,10 +24,10 @@ struct PruningRules {
     // No Func computes (or, inlined, is evaluated) more than this many times the points its
     // consumers need; pure copies (identity stages) are exempt. 0 switches the rule off.
     double max_recompute = 10;
-    // A Func larger at root than every Func that reads it (an operand its consumers reduce)
-    // allocates at most this many bytes per iteration where it is stored inside a consumer's
-    // loops: it is placed there for locality, and a buffer that outgrows the core's L2 cache has
-    // none (it goes to root or into smaller tiles). 0 = off.
+    // A Func that expands (at root, over `expansion` times every Func that reads it: an operand
+    // its consumers reduce) allocates at most this many bytes per iteration where it is stored
+    // inside a consumer's loops: it is placed there for locality, and a buffer that outgrows the
+    // core's L2 cache has none (it goes to root or into smaller tiles). 0 = off.
     double max_inner_realization_bytes = 1 << 20;
     // The same limit for such a Func at root (where its whole buffer is allocated once): it
     // goes into tiles of its readers instead. Off: measured 0.98x on the apps (ablations/).

@@ -168,7 +168,8 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
     }
     const size_t cap = size_t(options_.space.max_tile_shapes);
 
-    // The level structures: {} (untiled), {T0}, and for root Funcs {T0, T1}.
+    // The level structures: {} (untiled), {T0}, for root Funcs {T0, T1}, and for reductions
+    // inside a consumer the whole extent with the reduction outside (below).
     std::vector<std::vector<std::vector<int64_t>>> shapes{{}};
     std::vector<std::vector<int64_t>> choices(loops);
     for (size_t l = 0; l < loops; l++) {
@@ -201,10 +202,6 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
         }
     }
     outer = thin(outer, size_t(options_.max_tilings));
-    const bool has_rvars = std::any_of(st.loops.begin(), st.loops.end(), [](const sf::Loop &l) { return l.is_rvar; });
-    // A reduction inside a consumer may also run outermost around its whole pure loops: one tile
-    // of the full extent with the reduction outside it, so that producers computed at its level 0
-    // are computed once per reduction step (a window of offsets, each over the whole tile).
     for (const auto &t0 : outer) {
         shapes.push_back({t0});
         if (!root) continue;
@@ -217,7 +214,11 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
         inner.erase(std::remove(inner.begin(), inner.end(), t0), inner.end());
         for (const auto &t1 : thin(inner, size_t(options_.space.max_inner_tilings))) shapes.push_back({t0, t1});
     }
-    // Last, so that thinning never drops it.
+    // A reduction inside a consumer may also run outermost around its whole pure loops: one tile
+    // of the full extent with the reduction outside it, so that producers computed at its level 0
+    // are computed once per reduction step (a window of offsets, each over the whole tile). Last,
+    // so that thinning never drops it.
+    const bool has_rvars = std::any_of(st.loops.begin(), st.loops.end(), [](const sf::Loop &l) { return l.is_rvar; });
     if (has_rvars && !root && options_.space.reductions_outermost) shapes.push_back({extent});
     // A root stage with enough work to share among the cores is never left serial (untiled):
     // its points, reduction steps included (a scan has few pure points but much work).
