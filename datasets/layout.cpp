@@ -55,7 +55,7 @@ h5::Handle status_type() {
 
 h5::Handle mode_type() {
     h5::Handle t = h5::type(H5Tenum_create(H5T_NATIVE_UINT8), "search mode enum");
-    for (SearchMode m : {SearchMode::Beam, SearchMode::Dropout}) {
+    for (SearchMode m : {SearchMode::Beam, SearchMode::Dropout, SearchMode::Random}) {
         const uint8_t v = uint8_t(m);
         h5::check_status(H5Tenum_insert(t.get(), search_mode_name(m), &v), "search mode enum");
     }
@@ -288,7 +288,7 @@ void write_file_info(hid_t file, const FileInfo &info) {
 FileInfo read_file_info(hid_t file) {
     FileInfo info;
     info.schema_version = int(read_int_attribute(file, "schema_version"));
-    if (info.schema_version != kSchemaVersion) return info; // the caller reports the mismatch
+    if (!readable_schema_version(info.schema_version)) return info; // the caller reports the mismatch
     info.pipeline_feature_version = int(read_int_attribute(file, "pipeline_feature_version"));
     info.pipeline_feature_names = read_strings_attribute(file, "pipeline_feature_names");
     info.schedule_feature_version = int(read_int_attribute(file, "schedule_feature_version"));
@@ -328,6 +328,13 @@ std::string utc_timestamp() {
     return text;
 }
 
-const char *search_mode_name(SearchMode m) { return m == SearchMode::Beam ? "beam" : "dropout"; }
+const char *search_mode_name(SearchMode m) {
+    switch (m) {
+    case SearchMode::Beam: return "beam";
+    case SearchMode::Dropout: return "dropout";
+    case SearchMode::Random: return "random";
+    }
+    return "unknown";
+}
 
 } // namespace schedforge::datasets

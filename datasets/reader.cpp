@@ -44,9 +44,10 @@ std::unique_ptr<DatasetReader> DatasetReader::open(const std::string &path) {
     } catch (const h5::Error &e) {
         throw UserError(path + ": damaged attributes (" + e.what() + ")");
     }
-    if (m->info.schema_version != kSchemaVersion) {
+    if (!readable_schema_version(m->info.schema_version)) {
         throw UserError(path + ": schema version " + std::to_string(m->info.schema_version) +
-                        "; this build reads version " + std::to_string(kSchemaVersion));
+                        "; this build reads versions " + std::to_string(kOldestReadableSchemaVersion) + " to " +
+                        std::to_string(kSchemaVersion));
     }
     const h5::Handle pipelines = layout::open_array(f, path, layout::kPipelines);
     const h5::Handle schedules = layout::open_array(f, path, layout::kSchedules);

@@ -14,8 +14,11 @@
 
 namespace schedforge::datasets {
 
-// Bumped whenever a reader of the old layout would misread a new file.
-constexpr int kSchemaVersion = 1;
+// Bumped whenever a reader of the old layout would misread a new file. Version 2 added the
+// `random` search mode; version 1 files are otherwise the same and are read as they are.
+constexpr int kSchemaVersion = 2;
+constexpr int kOldestReadableSchemaVersion = 1;
+inline bool readable_schema_version(int v) { return v >= kOldestReadableSchemaVersion && v <= kSchemaVersion; }
 
 // How a sample ended. Stored as an HDF5 enum (uint8) with these names and values.
 enum class Status : uint8_t {
@@ -30,10 +33,10 @@ enum class Status : uint8_t {
 constexpr int kNumStatuses = 7;
 const char *status_name(Status s); // "ok", "compile_error", ...
 
-// How a schedule was searched for (the source paper's §5: one plain beam search, the rest
-// sampled with random dropout).
-enum class SearchMode : uint8_t { Beam = 0, Dropout = 1 };
-const char *search_mode_name(SearchMode m); // "beam", "dropout"
+// How a schedule was found (the source paper's §5: one plain beam search, the rest sampled with
+// random dropout; schedule-report's populations add random legal loop nests, not searched).
+enum class SearchMode : uint8_t { Beam = 0, Dropout = 1, Random = 2 };
+const char *search_mode_name(SearchMode m); // "beam", "dropout", "random"
 
 // The current time as the `created` attribute spells it: ISO 8601, UTC ("2026-11-21T20:15:05Z").
 std::string utc_timestamp();

@@ -191,7 +191,7 @@ VerifyReport verify_dataset(const std::string &path) {
                                    std::to_string(r.pipeline_row) + " appears twice");
             }
             if (r.status >= kNumStatuses) problems.push_back(row + ": unknown status code " + std::to_string(r.status));
-            if (r.mode > uint8_t(SearchMode::Dropout)) problems.push_back(row + ": unknown search mode");
+            if (r.mode > uint8_t(SearchMode::Random)) problems.push_back(row + ": unknown search mode");
             const uint64_t stages = r.features_end - r.features_begin;
             if (features.check(row, r.features_begin, r.features_end) && stages != 0 &&
                 stages != pipelines[r.pipeline_row].num_stages) {

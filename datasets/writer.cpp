@@ -110,11 +110,12 @@ std::unique_ptr<DatasetWriter> DatasetWriter::create(const std::string &path, co
     auto impl = std::make_unique<Impl>();
     impl->path = path;
     impl->info = info;
+    impl->info.schema_version = kSchemaVersion; // e.g. a merge of older files: written in this layout
     const h5::Handle fapl = latest_format_access();
     impl->file = h5::file(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), "create dataset file");
     try {
         const hid_t f = impl->file.get();
-        layout::write_file_info(f, info);
+        layout::write_file_info(f, impl->info);
         const h5::Handle prow = layout::pipeline_row_type(true), srow = layout::schedule_row_type(true);
         layout::create_array(f, layout::kPipelines, prow.get(), 0, kTableChunk);
         layout::create_array(f, layout::kPipelineFeatures, H5T_IEEE_F32LE, impl->pipeline_columns(),
@@ -158,7 +159,8 @@ std::unique_ptr<DatasetWriter> DatasetWriter::reopen(const std::string &path) {
     }
     if (impl->info.schema_version != kSchemaVersion) {
         throw UserError(path + ": schema version " + std::to_string(impl->info.schema_version) +
-                        ", this build writes version " + std::to_string(kSchemaVersion));
+                        ", this build appends to version " + std::to_string(kSchemaVersion) +
+                        " only; start a new file");
     }
     impl->open_datasets();
 

@@ -1,10 +1,10 @@
 #include "harvest/harvest.h"
 #include "featurize/host_target.h"
+#include "harvest/records.h"
 
 #include "common/build_info.h"
 #include "common/errors.h"
 #include "common/stopwatch.h"
-#include "common/wire.h"
 #include "datasets/reader.h"
 #include "datasets/writer.h"
 #include "featurize/function_dag.h"
@@ -38,42 +38,18 @@ namespace ss = sampler;
 using Clock = std::chrono::steady_clock;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-template<size_t N>
-void append_floats(std::vector<float> &out, const std::array<double, N> &values) {
-    for (double v : values) out.push_back(float(v));
-}
-
 // ---- in the worker -------------------------------------------------------------------------
 
 // Feature rows are stored per stage in the FunctionDAG's order, node by node, then stage by stage
-// (inputs have none): the order compute_schedule_features() returns them in.
-
-// Reference job payload: stage names and per-stage pipeline features.
-std::string pipeline_payload(const sf::FunctionDAG &dag) {
-    std::vector<std::string> names;
-    std::vector<float> features;
-    for (size_t n = 0; n < dag.nodes.size(); n++) {
-        for (const sf::Stage &stage : dag.nodes[n].stages) {
-            names.push_back(stage.name);
-            append_floats(features, sf::compute_pipeline_features(dag, int(n), stage.index).values());
-        }
-    }
-    common::ByteWriter w;
-    w.put<uint64_t>(names.size());
-    for (const std::string &name : names) w.put_string(name);
-    w.put_vector(features);
-    return w.bytes();
-}
+// (inputs have none): the order compute_schedule_features() returns them in (records.h).
 
 // Sample job payload: the searched schedule's source, cost and per-stage features.
 std::string schedule_payload(const ss::ScheduledPipeline &scheduled) {
-    std::vector<float> features;
-    for (const sf::StageFeatures &f : scheduled.search.features) append_floats(features, f.features.values());
-    common::ByteWriter w;
-    w.put_string(scheduled.source);
-    w.put<double>(scheduled.search.cost);
-    w.put_vector(features);
-    return w.bytes();
+    SchedulePayload p{scheduled.source, scheduled.search.cost, {}, {}};
+    for (const sf::StageFeatures &f : scheduled.search.features) {
+        for (double v : f.features.values()) p.features.push_back(float(v));
+    }
+    return encode(p);
 }
 
 // A deliberate failure after the search, before compiling (robustness tests).
@@ -111,20 +87,6 @@ struct JobInfo {
     ss::SearchOptions search;
     ds::SearchMode mode = ds::SearchMode::Beam;
 };
-
-ds::Status dataset_status(ss::JobStatus s) {
-    switch (s) {
-    case ss::JobStatus::Ok: return ds::Status::Ok;
-    case ss::JobStatus::CompileError: return ds::Status::CompileError;
-    case ss::JobStatus::RuntimeError: return ds::Status::RuntimeError;
-    case ss::JobStatus::Crash: return ds::Status::Crash;
-    case ss::JobStatus::Timeout: return ds::Status::Timeout;
-    case ss::JobStatus::OutOfMemory: return ds::Status::Oom;
-    case ss::JobStatus::WrongOutput: return ds::Status::WrongOutput;
-    case ss::JobStatus::Cancelled: break;
-    }
-    return ds::Status::Crash;
-}
 
 // What the file already holds (for --resume).
 struct Existing {
@@ -198,12 +160,10 @@ private:
         s.dropout = job.search.dropout;
         s.status = dataset_status(r.status);
         s.message = r.message;
-        if (!r.payload.empty()) {
-            common::ByteReader in(r.payload);
-            s.source = in.get_string();
-            s.predicted_cost = in.get<double>();
-            s.features = in.get_vector<float>();
-            if (!in.ok()) s.features.clear(), s.source.clear();
+        if (SchedulePayload p; !r.payload.empty() && decode(r.payload, p)) {
+            s.source = std::move(p.source);
+            s.predicted_cost = p.cost;
+            s.features = std::move(p.features);
         }
         if (s.status == ds::Status::Ok && reference_ && r.output) {
             const double abs_tolerance = std::max(ss::kFloatAbsTol, ss::kFloatRelTol * reference_scale_);
@@ -237,13 +197,7 @@ private:
         rec.seed = p.spec.seed;
         rec.generator_version = p.spec.generator_version;
         rec.spec = p.spec.to_text();
-        if (!r.payload.empty()) {
-            common::ByteReader in(r.payload);
-            const auto stages = in.get<uint64_t>();
-            for (uint64_t i = 0; i < stages && in.ok(); i++) rec.stages.push_back(in.get_string());
-            rec.features = in.get_vector<float>();
-            if (!in.ok()) rec.stages.clear(), rec.features.clear();
-        }
+        if (!r.payload.empty()) read_pipeline_payload(r.payload, rec);
         rec.reference_status = dataset_status(r.status);
         rec.reference_runtime = r.status == ss::JobStatus::Ok ? r.timing.min_seconds : kNaN;
         rows_[p.id] = writer_.add_pipeline(rec);
@@ -266,6 +220,10 @@ private:
 } // namespace
 
 ds::FileInfo harvest_file_info(const HarvestConfig &config) {
+    return run_file_info(config.runner, config.effective_text());
+}
+
+ds::FileInfo run_file_info(const ss::RunnerOptions &runner, const std::string &config_text) {
     ds::FileInfo info;
     info.pipeline_feature_version = sf::PipelineFeatures::version();
     info.pipeline_feature_names = sf::PipelineFeatures::names();
@@ -275,15 +233,15 @@ ds::FileInfo harvest_file_info(const HarvestConfig &config) {
     info.producer_commit = common::producer_commit();
     const ss::HardwareFingerprint fp = ss::fingerprint_this_machine();
     info.halide_version = fp.halide_version;
-    info.target = featurize::runnable_here(Halide::Target(config.runner.target)).to_string();
+    info.target = featurize::runnable_here(Halide::Target(runner.target)).to_string();
     for (const auto &[k, v] : fp.fields()) info.hardware += k + " = " + v + "\n";
-    const ss::TimingProtocol &t = config.runner.timing;
+    const ss::TimingProtocol &t = runner.timing;
     info.timing_protocol =
         "warmup_runs = " + std::to_string(t.warmup_runs) + "\nmin_samples = " + std::to_string(t.min_samples) +
         "\nmax_samples = " + std::to_string(t.max_samples) + "\naccuracy = " + std::to_string(t.accuracy) +
         "\nmax_seconds = " + std::to_string(t.max_seconds) + "\nthreads = " + std::to_string(t.threads) +
-        "\nlabel = min\nexclusive_benchmark = " + (config.runner.exclusive_benchmark ? "true" : "false") + "\n";
-    info.config = config.effective_text();
+        "\nlabel = min\nexclusive_benchmark = " + (runner.exclusive_benchmark ? "true" : "false") + "\n";
+    info.config = config_text;
     info.created = ds::utc_timestamp();
     return info;
 }

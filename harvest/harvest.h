@@ -53,5 +53,7 @@ HarvestStats run_harvest(const HarvestConfig &config, const std::string &out_pat
 
 // The file attributes a run writes (versions, producer, hardware, protocol, config).
 datasets::FileInfo harvest_file_info(const HarvestConfig &config);
+// The same for any run of the runner's jobs whose effective config is `config_text`.
+datasets::FileInfo run_file_info(const sampler::RunnerOptions &runner, const std::string &config_text);
 
 } // namespace schedforge::harvest

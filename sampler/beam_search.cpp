@@ -77,6 +77,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
 
     SearchResult result;
     StatePtr best;
+    std::vector<StatePtr> final_beam; // the last pass's
     // permitted[d]: hashes (at the previous pass's depth) of the states the last pass kept at step d.
     std::vector<std::unordered_set<uint64_t>> permitted(decisions.size());
     for (int pass = 0; pass < options.passes; pass++) {
@@ -177,7 +178,11 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
         }
         result.stats.pass_seconds.push_back(seconds_since(pass_start));
         result.stats.pass_best_cost.push_back(pass_best->cost);
+        final_beam = std::move(beam);
     }
+    for (const StatePtr &s : final_beam) result.finalists.push_back({s->nest, s->cost});
+    std::stable_sort(result.finalists.begin(), result.finalists.end(),
+                     [](const SearchResult::Finalist &a, const SearchResult::Finalist &b) { return a.cost < b.cost; });
     result.nest = best->nest;
     result.cost = best->cost;
     result.features = best->features;

@@ -45,6 +45,13 @@ struct SearchResult {
     double cost = 0;
     std::vector<featurize::StageFeatures> features;
     SearchStats stats;
+    // The last pass's final beam, cheapest first: the runners-up schedule-report times beside
+    // the best.
+    struct Finalist {
+        featurize::LoopNest nest;
+        double cost = 0;
+    };
+    std::vector<Finalist> finalists;
 };
 
 // Throws std::invalid_argument for a pipeline with nothing to schedule.

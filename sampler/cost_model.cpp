@@ -49,13 +49,20 @@ void ManualCostModel::set_pipeline(const sf::FunctionDAG &dag, int cores) {
 
 double ManualCostModel::stage_cost(const sf::StageFeatures &s, std::array<double, sf::kNumCostTerms> *terms) const {
     if (!s.scheduled) return 0;
+    if (terms) *terms = sf::cost_terms(sf::cost_term_inputs(s.features, is_output_[size_t(s.node)], cores_));
+    double cost = 0;
+    for (double c : stage_contributions(s)) cost += c;
+    return cost;
+}
+
+std::array<double, sf::kNumCostTerms> ManualCostModel::stage_contributions(const sf::StageFeatures &s) const {
+    std::array<double, sf::kNumCostTerms> c{};
+    if (!s.scheduled) return c;
     const sf::CostTermInputs<double> x = sf::cost_term_inputs(s.features, is_output_[size_t(s.node)], cores_);
-    if (terms) *terms = sf::cost_terms(x);
     const std::array<double, sf::kNumCostTerms> f =
         manual_cost_factors(x, ops_per_point_[size_t(s.node)][size_t(s.stage)]);
-    double cost = 0;
-    for (int i = 0; i < sf::kNumCostTerms; i++) cost += coefficients_[size_t(i)] * f[size_t(i)];
-    return cost;
+    for (int i = 0; i < sf::kNumCostTerms; i++) c[size_t(i)] = coefficients_[size_t(i)] * f[size_t(i)];
+    return c;
 }
 
 void ManualCostModel::evaluate(const std::vector<const std::vector<sf::StageFeatures> *> &batch,

@@ -66,6 +66,8 @@ public:
     // One stage's cost and its terms (for reports).
     double stage_cost(const featurize::StageFeatures &s,
                       std::array<double, featurize::kNumCostTerms> *terms = nullptr) const;
+    // What each term adds to the stage's cost (coefficient x factor; they sum to stage_cost).
+    std::array<double, featurize::kNumCostTerms> stage_contributions(const featurize::StageFeatures &s) const;
 
 private:
     std::array<double, featurize::kNumCostTerms> coefficients_;

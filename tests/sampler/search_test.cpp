@@ -79,7 +79,9 @@ void expect_pruning_rules(const sf::FunctionDAG &dag, const SearchResult &r, con
             const std::vector<sf::Span> &b = bounds.production_bounds({s.node, s.stage});
             double points = 1;
             for (size_t l = 0; l < st.loops.size(); l++) points *= double(std::max<int64_t>(b[l].extent(), 1));
-            if (points > o.pruning.max_serial_root_points) EXPECT_FALSE(t.tiles.empty()) << "serial, " << points;
+            if (points > o.pruning.max_serial_root_points) {
+                EXPECT_FALSE(t.tiles.empty()) << "serial, " << points;
+            }
         }
         if (fs.compute.kind == sf::Site::Root && !t.tiles.empty()) {
             EXPECT_TRUE(t.parallel);

@@ -1,0 +1,75 @@
+#include "harvest/records.h"
+
+#include "common/wire.h"
+#include "featurize/function_dag.h"
+#include "featurize/pipeline_features.h"
+
+namespace schedforge::harvest {
+
+namespace sf = featurize;
+namespace ds = datasets;
+namespace ss = sampler;
+
+std::string pipeline_payload(const sf::FunctionDAG &dag) {
+    std::vector<std::string> names;
+    std::vector<float> features;
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        for (const sf::Stage &stage : dag.nodes[n].stages) {
+            names.push_back(stage.name);
+            for (double v : sf::compute_pipeline_features(dag, int(n), stage.index).values())
+                features.push_back(float(v));
+        }
+    }
+    common::ByteWriter w;
+    w.put<uint64_t>(names.size());
+    for (const std::string &name : names) w.put_string(name);
+    w.put_vector(features);
+    return w.bytes();
+}
+
+bool read_pipeline_payload(const std::string &payload, ds::PipelineRecord &rec) {
+    common::ByteReader in(payload);
+    const auto stages = in.get<uint64_t>();
+    for (uint64_t i = 0; i < stages && in.ok(); i++) rec.stages.push_back(in.get_string());
+    rec.features = in.get_vector<float>();
+    if (in.ok()) return true;
+    rec.stages.clear(), rec.features.clear();
+    return false;
+}
+
+std::string encode(const SchedulePayload &p) {
+    common::ByteWriter w;
+    w.put_string(p.source);
+    w.put<double>(p.cost);
+    w.put_vector(p.features);
+    w.put_vector(p.terms);
+    return w.bytes();
+}
+
+bool decode(const std::string &payload, SchedulePayload &p) {
+    common::ByteReader in(payload);
+    SchedulePayload d;
+    d.source = in.get_string();
+    d.cost = in.get<double>();
+    d.features = in.get_vector<float>();
+    d.terms = in.get_vector<double>();
+    if (!in.ok()) return false;
+    p = std::move(d);
+    return true;
+}
+
+ds::Status dataset_status(ss::JobStatus s) {
+    switch (s) {
+    case ss::JobStatus::Ok: return ds::Status::Ok;
+    case ss::JobStatus::CompileError: return ds::Status::CompileError;
+    case ss::JobStatus::RuntimeError: return ds::Status::RuntimeError;
+    case ss::JobStatus::Crash: return ds::Status::Crash;
+    case ss::JobStatus::Timeout: return ds::Status::Timeout;
+    case ss::JobStatus::OutOfMemory: return ds::Status::Oom;
+    case ss::JobStatus::WrongOutput: return ds::Status::WrongOutput;
+    case ss::JobStatus::Cancelled: break;
+    }
+    return ds::Status::Crash;
+}
+
+} // namespace schedforge::harvest

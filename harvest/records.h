@@ -1,0 +1,37 @@
+// What a worker sends back about a pipeline or a schedule, and how it becomes a dataset record.
+// generate-dataset and schedule-report both run their searches in the runner's workers; these
+// are the one encoding of their payloads (sampler::PreparedJob::payload), in one place.
+#pragma once
+
+#include "datasets/schema.h"
+#include "sampler/benchmark_runner.h"
+
+#include <string>
+#include <vector>
+
+namespace schedforge::featurize {
+class FunctionDAG;
+}
+
+namespace schedforge::harvest {
+
+// A pipeline's stage names and per-stage pipeline features, in the FunctionDAG's order.
+std::string pipeline_payload(const featurize::FunctionDAG &dag);
+// Fills rec.stages and rec.features from a pipeline payload; false (and both empty) if damaged.
+bool read_pipeline_payload(const std::string &payload, datasets::PipelineRecord &rec);
+
+// A schedule: its source, the search's predicted cost, per-stage schedule features (row-major)
+// and the manual model's term contributions, stages x terms row-major (empty where not computed).
+struct SchedulePayload {
+    std::string source;
+    double cost = 0;
+    std::vector<float> features;
+    std::vector<double> terms;
+};
+std::string encode(const SchedulePayload &p);
+// False (and `p` left default) for a damaged payload.
+bool decode(const std::string &payload, SchedulePayload &p);
+
+datasets::Status dataset_status(sampler::JobStatus s);
+
+} // namespace schedforge::harvest
