@@ -8,13 +8,18 @@
 // Halide `Expr` for the trainer's pipelines, which supplies its own `select_value`, `max_value`,
 // `min_value` and `ceil_value` overloads found by argument-dependent lookup.
 //
-// Two deviations from the paper's text: our features give an inlined stage no vectors or scalars
+// Deviations from the paper's text: our features give an inlined stage no vectors or scalars
 // of its own (its work happens in its consumers), so the inlined branch of the compute cost
 // counts its evaluations, inlined_calls, as its lanes (terms 0 and 1); otherwise inlining would
-// look free. And the page-fault term (22) counts the bytes of an intermediate's allocation, not
+// look free. The page-fault term (22) counts the bytes of an intermediate's allocation, not
 // the paper's product of production bytes and parallelism: on a machine where fresh pages cost
 // 3 ns a byte, compute_root intermediates of a few MB cost more than all their arithmetic, and
-// only a term proportional to the allocation sees it.
+// only a term proportional to the allocation sees it. And three corrections for Funcs computed
+// many times inside a task (a small block per iteration of a consumer, where register blocking
+// puts reductions): lines written per realization are the realization's, not the whole
+// task's (terms 15-17); reads that fit in cache are cold once per task, not once per
+// realization (terms 4 and 5); and realizations Halide keeps on the stack cost no malloc (23).
+// Without them such blocks cost 10-100x their lines, and the search never chose them.
 #pragma once
 
 #include "featurize/schedule_features.h"
@@ -118,6 +123,11 @@ inline constexpr int kNumParallelCostTerms = 15;
 // Allocations from this size up are mapped fresh from the system (and returned to it when freed)
 // by common allocators, such as glibc's malloc at its initial threshold; smaller ones reuse memory.
 inline constexpr float kFreshAllocationBytes = 128 * 1024; // float: Halide Exprs compare with it
+// A realization whose reads fit in this much cache (a core's L2 on current x86 servers) leaves
+// them there for the next realization in the same task.
+inline constexpr float kReuseCacheBytes = 1024 * 1024;
+// Halide keeps constant-size allocations up to this size on the stack: no malloc.
+inline constexpr float kStackAllocationBytes = 16 * 1024;
 template<typename T>
 T parallel_speedup(const CostTermInputs<T> &x) {
     return min_value(max_value(x.inner_parallelism * x.outer_parallelism, x.num_cores * 0 + 1), x.num_cores);
@@ -137,7 +147,10 @@ std::array<T, kNumCostTerms> cost_terms(const CostTermInputs<T> &x) {
     const T tasks_per_core = num_tasks / x.num_cores;
     const T imbalance = ceil_value(tasks_per_core) / m(tasks_per_core);
     const T lanes = x.vector_size * x.num_vectors;
-    const T lines_written = x.inner_parallelism * x.bytes_at_task / m(x.innermost_bytes_at_task);
+    // Lines a realization writes: its tasks' lines. A Func computed inside a task, many
+    // realizations per task, writes only its own realization's lines each time (not the task's).
+    const T bytes_per_task = min_value(x.bytes_at_task, x.bytes_at_realization / m(x.inner_parallelism));
+    const T lines_written = x.inner_parallelism * bytes_per_task / m(x.innermost_bytes_at_task);
 
     std::array<T, kNumCostTerms> t;
     t[0] = select_value(inlined, x.inlined_calls, zero) * imbalance;
@@ -145,8 +158,15 @@ std::array<T, kNumCostTerms> cost_terms(const CostTermInputs<T> &x) {
     t[2] = select_value(inlined, zero, lanes) * imbalance;
     t[3] = select_value(inlined, zero, x.num_scalars) * imbalance;
     // Loads.
+    // Reads that start cold in each realization. A Func computed many times inside a task (a
+    // small block per iteration of its consumer) re-reads much of what the previous realization
+    // read (a filter, an overlapping window): while one realization's reads fit in cache, only
+    // the task's unique lines come from memory.
+    const auto task_fits = x.unique_bytes_read_per_realization <= kReuseCacheBytes;
     t[4] = x.num_realizations * x.unique_lines_read_per_realization;
     t[5] = x.num_realizations * x.unique_bytes_read_per_realization;
+    t[4] = select_value(task_fits, min_value(t[4], num_tasks * x.unique_lines_read_per_task), t[4]);
+    t[5] = select_value(task_fits, min_value(t[5], num_tasks * x.unique_bytes_read_per_task), t[5]);
     t[6] = x.num_vectors * x.vector_loads_per_vector;
     t[7] = x.num_scalars * x.scalar_loads_per_scalar;
     t[8] = x.num_vectors * x.scalar_loads_per_vector;
@@ -172,7 +192,7 @@ std::array<T, kNumCostTerms> cost_terms(const CostTermInputs<T> &x) {
     // the system, each run faults them in again, at a cost per byte that varies from machine to
     // machine by two orders (calibrate measures it).
     t[22] = select_value(output || x.bytes_at_realization < kFreshAllocationBytes, zero, x.bytes_at_realization);
-    t[23] = x.num_realizations;
+    t[23] = select_value(x.bytes_at_realization <= kStackAllocationBytes, zero, x.num_realizations);
     t[24] = select_value(parallel, x.num_productions, zero);
     t[25] = x.num_productions * (x.inner_parallelism - 1);
     t[26] = x.working_set;

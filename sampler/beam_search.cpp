@@ -56,6 +56,7 @@ uint64_t structure_hash(const sf::LoopNest &nest, int depth) {
             hash_in(h, t.levels());
             hash_in(h, t.vector_loop);
             hash_in(h, t.parallel);
+            hash_in(h, t.unroll);
             for (int k = 0; k < std::min(depth, int(t.tiles.size())); k++) {
                 for (int64_t e : t.tiles[size_t(k)]) hash_in(h, e);
             }

@@ -135,6 +135,12 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
                  [&](const YAML::Node &m, const std::string &mk) { sp.vectorize_storage_dense = boolean(m, mk); });
             r.on("reductions_outermost",
                  [&](const YAML::Node &m, const std::string &mk) { sp.reductions_outermost = boolean(m, mk); });
+            r.on("register_blocks_in_place",
+                 [&](const YAML::Node &m, const std::string &mk) { sp.register_blocks_in_place = boolean(m, mk); });
+            r.on("tiles_hold_a_vector",
+                 [&](const YAML::Node &m, const std::string &mk) { sp.tiles_hold_a_vector = boolean(m, mk); });
+            r.on("consumer_register_blocks",
+                 [&](const YAML::Node &m, const std::string &mk) { sp.consumer_register_blocks = boolean(m, mk); });
             r.run();
         });
         top.on("cost_model", [&](const YAML::Node &n, const std::string &k) {

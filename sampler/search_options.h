@@ -50,9 +50,20 @@ struct SpaceRules {
     // Vectorize only along the Func's innermost storage dimension (dense vector stores and loads)
     // where that loop holds a vector; other loops only where it does not.
     bool vectorize_storage_dense = true;
+    // With it, tiles along that loop are at least one vector wide (narrower ones would leave the
+    // Func scalar), so the tilings kept after thinning are ones that can vectorize.
+    bool tiles_hold_a_vector = true;
     // A reduction computed inside a consumer may run its reduction loops outermost, around its
     // whole (untiled) pure loops, so producers can be computed per reduction step.
     bool reductions_outermost = true;
+    // A reduction's point tile is unrolled (a register block, the reduction outside) only where
+    // it is the Func's whole realization: a small constant-size buffer that LLVM keeps in
+    // registers. Anywhere else its accumulators go to memory and back every reduction step.
+    bool register_blocks_in_place = false;
+    // A Func placed inside a root consumer tiled once may also split that consumer into register
+    // blocks (one vector by 2-4 x 2-4 points) and be computed per block: the consumer's tiles
+    // were chosen before its producers' needs were known.
+    bool consumer_register_blocks = true;
 };
 
 struct SearchOptions {
@@ -62,7 +73,7 @@ struct SearchOptions {
     uint64_t seed = 0;         // dropout's random stream
     int cores = 0;             // the target's parallelism (0: this machine's logical CPUs)
     int threads = 0;           // TBB threads for successors and costs (0: TBB's default); results do not depend on it
-    int max_tilings = 64;      // tilings kept per stage decision (evenly thinned, deterministic)
+    int max_tilings = 128;     // tilings kept per stage decision (evenly thinned, deterministic)
     double hash_penalty = 2.0; // cost factor for a state whose coarse hash a better state has
     bool memoize_features = true; // children reuse the parent's features where a decision cannot change them
     PruningRules pruning;

@@ -84,6 +84,30 @@ std::vector<int> vectorizable_loops(const sf::Stage &st, const std::vector<int64
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Register blocks within the tile `t0` of a stage vectorized along `vector_loop` at width `w`:
+// one vector along it by 2-4 x 2-4 points of the next two pure loops (rvars keep t0's extent).
+std::vector<std::vector<int64_t>> register_blocks(const sf::Stage &st, const std::vector<int64_t> &t0, int vector_loop,
+                                                  int w) {
+    std::vector<std::vector<int64_t>> blocks;
+    if (vector_loop < 0 || w < 2 || t0[size_t(vector_loop)] < w) return blocks;
+    std::vector<size_t> across;
+    for (size_t l = 0; l < t0.size() && across.size() < 2; l++) {
+        if (int(l) != vector_loop && !st.loops[l].is_rvar && t0[l] >= 2) across.push_back(l);
+    }
+    if (across.size() < 2) return blocks;
+    for (const auto &[a, b] : {std::pair<int64_t, int64_t>{2, 2}, {4, 2}, {2, 4}, {4, 4}}) {
+        if (a > t0[across[0]] || b > t0[across[1]]) continue;
+        std::vector<int64_t> block(t0.size(), 1);
+        for (size_t l = 0; l < t0.size(); l++) {
+            if (st.loops[l].is_rvar) block[l] = t0[l];
+        }
+        block[size_t(vector_loop)] = w;
+        block[across[0]] = a, block[across[1]] = b;
+        if (block != t0) blocks.push_back(block);
+    }
+    return blocks;
+}
+
 // Whether a Func is a pure copy of one producer: f(x, y, ...) = p(x, y, ...).
 bool identity_stage(const sf::Node &n) {
     if (n.is_input || n.is_extern || n.stages.size() != 1) return false;
@@ -171,10 +195,22 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
     // The level structures: {} (untiled), {T0}, for root Funcs {T0, T1}, and for reductions
     // inside a consumer the whole extent with the reduction outside (below).
     std::vector<std::vector<std::vector<int64_t>>> shapes{{}};
+    // With space.tiles_hold_a_vector, tiles along the loop that vectors must run along (the
+    // storage-dense one, where the production holds a vector) are at least one vector wide:
+    // narrower ones leave the whole Func scalar.
+    const std::vector<int> dense = options_.space.vectorize_storage_dense && options_.space.tiles_hold_a_vector
+                                       ? vectorizable_loops(st, extent, extent, native, true)
+                                       : std::vector<int>{};
+    const int vector_dense = dense.size() == 1 && st.loops[size_t(dense[0])].dim == 0 ? dense[0] : -1;
+    auto tile_choices = [&](size_t l, int64_t around, bool odd) {
+        if (st.loops[l].is_rvar) return std::vector<int64_t>{around};
+        std::vector<int64_t> e = extents_within(around, odd);
+        if (int(l) == vector_dense && around >= native)
+            e.erase(std::remove_if(e.begin(), e.end(), [&](int64_t v) { return v < native; }), e.end());
+        return e;
+    };
     std::vector<std::vector<int64_t>> choices(loops);
-    for (size_t l = 0; l < loops; l++) {
-        choices[l] = st.loops[l].is_rvar ? std::vector<int64_t>{extent[l]} : extents_within(extent[l], false);
-    }
+    for (size_t l = 0; l < loops; l++) choices[l] = tile_choices(l, extent[l], false);
     std::vector<std::vector<int64_t>> outer = products(choices, cap);
     outer.erase(std::remove(outer.begin(), outer.end(), extent), outer.end()); // that is "untiled"
     if (root) {
@@ -202,36 +238,34 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
         }
     }
     outer = thin(outer, size_t(options_.max_tilings));
+    // Shapes kept whatever thinning drops (appended last): the reduction's whole-extent tile.
+    std::vector<std::vector<std::vector<int64_t>>> kept_shapes;
     for (const auto &t0 : outer) {
         shapes.push_back({t0});
         if (!root) continue;
         // An inner tile per task: cache or register blocks, odd widths allowed innermost.
         std::vector<std::vector<int64_t>> inner_choices(loops);
-        for (size_t l = 0; l < loops; l++) {
-            inner_choices[l] = st.loops[l].is_rvar ? std::vector<int64_t>{t0[l]} : extents_within(t0[l], l < 2);
-        }
+        for (size_t l = 0; l < loops; l++) inner_choices[l] = tile_choices(l, t0[l], l < 2);
         std::vector<std::vector<int64_t>> inner = products(inner_choices, cap);
         inner.erase(std::remove(inner.begin(), inner.end(), t0), inner.end());
         for (const auto &t1 : thin(inner, size_t(options_.space.max_inner_tilings))) shapes.push_back({t0, t1});
     }
     // A reduction inside a consumer may also run outermost around its whole pure loops: one tile
     // of the full extent with the reduction outside it, so that producers computed at its level 0
-    // are computed once per reduction step (a window of offsets, each over the whole tile). Last,
-    // so that thinning never drops it.
+    // are computed once per reduction step (a window of offsets, each over the whole tile).
     const bool has_rvars = std::any_of(st.loops.begin(), st.loops.end(), [](const sf::Loop &l) { return l.is_rvar; });
-    if (has_rvars && !root && options_.space.reductions_outermost) shapes.push_back({extent});
+    if (has_rvars && !root && options_.space.reductions_outermost) kept_shapes.push_back({extent});
     // A root stage with enough work to share among the cores is never left serial (untiled):
     // its points, reduction steps included (a scan has few pure points but much work).
     double points = 1;
     for (size_t l = 0; l < loops; l++) points *= double(extent[l]);
     const double serial_limit = options_.pruning.max_serial_root_points;
-    if (root && serial_limit > 0 && points > serial_limit && shapes.size() > 1) {
+    if (root && serial_limit > 0 && points > serial_limit && shapes.size() + kept_shapes.size() > 1) {
         shapes.erase(shapes.begin());
     }
 
-    std::vector<StageTiling> out;
-    size_t unthinned = 0; // out[unthinned..] (the whole-extent tile's tilings) are all kept
-    for (const auto &shape : shapes) {
+    // The tilings of one shape, appended to `out`.
+    auto emit = [&](const std::vector<std::vector<int64_t>> &shape, std::vector<StageTiling> &out) {
         // Reductions run whole inside the point tile, or (tiled stages) outside it, at level 0;
         // the whole-extent tile exists only for the latter.
         const bool whole = !shape.empty() && shape.back() == extent;
@@ -249,6 +283,8 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
             // The point tile's extents, and whether it divides the loops around it evenly.
             std::vector<int64_t> point = shape.empty() ? extent : shape.back();
             const bool divides = sf::point_tile_divides(st, shape, extent);
+            // A reduction's register block: the whole realization only (space.register_blocks_in_place).
+            const bool block_ok = !has_rvars || (rvars_outside && (whole || !options_.space.register_blocks_in_place));
             const bool parallel = root && !shape.empty();
             for (int serial = 0; serial <= (parallel && !options_.pruning.parallel_outer_only ? 1 : 0); serial++) {
                 t.parallel = parallel && !serial;
@@ -265,7 +301,7 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
                     // Register blocks: the reduction (if any) runs outside the unrolled points. Only
                     // even tiles (point_tile_divides).
                     if (!shape.empty() && divides && iterations > 1 && iterations <= options_.space.max_unroll_points &&
-                        (!has_rvars || rvars_outside)) {
+                        block_ok) {
                         v.unroll = true;
                         out.push_back(v);
                     }
@@ -288,12 +324,13 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
                 if (vector_options == 0) out.push_back(t); // nothing wide enough to vectorize
             }
         }
-        if (!whole) unthinned = out.size();
-    }
-    std::vector<StageTiling> kept =
-        thin(std::vector<StageTiling>(out.begin(), out.begin() + long(unthinned)), size_t(options_.max_tilings));
-    kept.insert(kept.end(), out.begin() + long(unthinned), out.end());
-    return kept;
+    };
+    std::vector<StageTiling> thinned, kept;
+    for (const auto &shape : shapes) emit(shape, thinned);
+    for (const auto &shape : kept_shapes) emit(shape, kept);
+    thinned = thin(std::move(thinned), size_t(options_.max_tilings));
+    thinned.insert(thinned.end(), kept.begin(), kept.end());
+    return thinned;
 }
 
 std::vector<LoopNest> SuccessorGenerator::successors(const LoopNest &nest, int d) const {
@@ -317,8 +354,8 @@ std::vector<LoopNest> SuccessorGenerator::successors(const LoopNest &nest, int d
         out.back().funcs[size_t(dec.node)] = {Site::inlined(), Site::inlined(), {}};
         if (sf::is_input_wrapper(dag_, dec.node)) return out;
     }
-    for (const Site &site : sf::legal_compute_sites(dag_, nest, dec.node)) {
-        LoopNest base = nest;
+    // The Func computed at `site` of `base` (a copy of the nest), each tiling of it appended.
+    auto place = [&](LoopNest base, const Site &site) {
         sf::FuncSchedule &fs = base.funcs[size_t(dec.node)];
         fs.compute = fs.store = site;
         fs.stages.assign(n.stages.size(), StageTiling());
@@ -339,6 +376,39 @@ std::vector<LoopNest> SuccessorGenerator::successors(const LoopNest &nest, int d
         for (StageTiling &t : tilings(base, {dec.node, 0})) {
             out.push_back(base);
             out.back().funcs[size_t(dec.node)].stages[0] = std::move(t);
+        }
+    };
+    const std::vector<Site> sites = sf::legal_compute_sites(dag_, nest, dec.node);
+    for (const Site &site : sites) place(nest, site);
+    // A consumer tiled once at root may also be split into register blocks, the Func computed
+    // per block: the consumer's tiling was chosen before this Func's needs were known, and a
+    // reduction computed per block keeps its accumulators in registers
+    // (space.consumer_register_blocks).
+    if (!options_.space.consumer_register_blocks) return out;
+    for (const Site &site : sites) {
+        // Per iteration of the consumer's innermost tile: blocks within that tile.
+        if (site.kind != Site::At || site.stage.stage != 0) continue;
+        const int c = site.stage.node;
+        const StageTiling &ct = nest.funcs[size_t(c)].stages[0];
+        if (nest.funcs[size_t(c)].compute.kind != Site::Root || nest.funcs[size_t(c)].stages.size() != 1 ||
+            ct.tiles.empty() || site.level != int(ct.tiles.size()) - 1)
+            continue;
+        // Another Func already inside the consumer would change level with the new tiling.
+        bool alone = true;
+        for (size_t f = 0; f < nest.funcs.size(); f++) {
+            for (const Site *s : {&nest.funcs[f].compute, &nest.funcs[f].store}) {
+                if (s->kind == Site::At && s->stage.node == c) alone = false;
+            }
+        }
+        if (!alone) continue;
+        const sf::Stage &cst = dag_.nodes[size_t(c)].stages[0];
+        for (const std::vector<int64_t> &block :
+             register_blocks(cst, ct.tiles.back(), ct.vector_loop, ct.vector_width)) {
+            LoopNest base = nest;
+            StageTiling &t = base.funcs[size_t(c)].stages[0];
+            t.tiles.push_back(block);
+            t.unroll = sf::point_tile_divides(cst, t.tiles, t.tiles[0]) && options_.space.max_unroll_points > 0;
+            place(std::move(base), Site::at(site.stage, site.level + 1));
         }
     }
     return out;

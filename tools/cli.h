@@ -12,9 +12,21 @@
 #include <exception>
 #include <functional>
 #include <iostream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace schedforge::tools {
+
+// "a,b,,c" -> {"a", "b", "c"}: a comma-separated flag value, empty items dropped.
+inline std::vector<std::string> split_list(const std::string &text) {
+    std::vector<std::string> items;
+    std::stringstream in(text);
+    for (std::string item; std::getline(in, item, ',');) {
+        if (!item.empty()) items.push_back(item);
+    }
+    return items;
+}
 
 inline int run_cli(CLI::App &app, int argc, char **argv, const std::function<int()> &body) {
     const std::string name = app.get_name();

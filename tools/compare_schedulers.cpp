@@ -49,15 +49,6 @@ struct Entry {
     double speedup = 0; // baseline min / this min; 0 when either failed
 };
 
-std::vector<std::string> split_list(const std::string &text) {
-    std::vector<std::string> items;
-    std::stringstream in(text);
-    for (std::string item; std::getline(in, item, ',');) {
-        if (!item.empty()) items.push_back(item);
-    }
-    return items;
-}
-
 std::string join(const std::vector<std::string> &items) {
     std::string s;
     for (const std::string &i : items) s += (s.empty() ? "" : ", ") + i;
@@ -119,13 +110,14 @@ int main(int argc, char **argv) {
     app.add_option("--run-timeout", runner.run_timeout_seconds, "Seconds per benchmark");
 
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
-        std::vector<std::string> app_list = apps_text == "all" ? schedforge::apps::app_names() : split_list(apps_text);
+        std::vector<std::string> app_list =
+            apps_text == "all" ? schedforge::apps::app_names() : schedforge::tools::split_list(apps_text);
         for (const std::string &a : app_list) {
             if (!schedforge::apps::make_app(a))
                 throw UserError("unknown app '" + a + "' (apps: " + join(schedforge::apps::app_names()) + ")");
         }
         if (app_list.empty() && pipelines == 0) throw UserError("nothing to compare: give --apps or --pipelines > 0");
-        const std::vector<std::string> schedulers = split_list(schedulers_text);
+        const std::vector<std::string> schedulers = schedforge::tools::split_list(schedulers_text);
         if (schedulers.empty()) throw UserError("--schedulers lists no scheduler");
         // Our searches by scheduler name: SchedForge, SchedForgeLearned and SchedForge:FILE.
         std::map<std::string, ss::SearchOptions> searches;

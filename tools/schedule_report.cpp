@@ -38,15 +38,6 @@ namespace ss = schedforge::sampler;
 using schedforge::UserError;
 using schedforge::tools::format_number;
 
-std::vector<std::string> split_list(const std::string &text) {
-    std::vector<std::string> items;
-    std::stringstream in(text);
-    for (std::string item; std::getline(in, item, ',');) {
-        if (!item.empty()) items.push_back(item);
-    }
-    return items;
-}
-
 std::string ms(double seconds) { return std::isfinite(seconds) ? format_number("%.3f", 1e3 * seconds) : "-"; }
 std::string file_label(const std::string &label) {
     std::string s;
@@ -179,7 +170,7 @@ int main(int argc, char **argv) {
         config.references = references_text.empty()
                                 ? (app_name.empty() ? std::vector<std::string>{"Adams2019", "Mullapudi2016"}
                                                     : std::vector<std::string>{"manual", "Adams2019", "Mullapudi2016"})
-                                : split_list(references_text);
+                                : schedforge::tools::split_list(references_text);
         if (!Halide::Target::validate_target_string(config.runner.target))
             throw UserError("--target '" + config.runner.target + "' is not a Halide target");
         config.runner.integer_tolerance = 1; // fast-math may move a float that becomes an integer by one

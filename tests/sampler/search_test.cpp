@@ -546,7 +546,7 @@ TEST(CostTerms, HandMadeFeatures) {
     f.num_scalars = 10;
     f.bytes_at_task = 256;
     f.innermost_bytes_at_task = 32;
-    f.bytes_at_realization = 1024;
+    f.bytes_at_realization = 6 * 256;
     f.working_set = 77;
     const auto t = sf::cost_terms(sf::cost_term_inputs(f, /*is_output=*/false, /*num_cores=*/4));
     // 6 tasks on 4 cores: 1.5 tasks per core take 2 rounds, 2 / 1.5 of the work.
@@ -557,16 +557,17 @@ TEST(CostTerms, HandMadeFeatures) {
     // 256 bytes in 32-byte lines are 48 lines per realization.
     EXPECT_DOUBLE_EQ(t[15], 4 * 48);
     EXPECT_EQ(t[16] + t[17], 0);
-    EXPECT_DOUBLE_EQ(t[18], 4 * 1024);
+    EXPECT_DOUBLE_EQ(t[18], 4 * 1536);
     EXPECT_DOUBLE_EQ(t[21], 110.0 / 32); // false sharing
-    EXPECT_EQ(t[22], 0);                 // 1 KiB: the allocator reuses memory, no page faults
-    EXPECT_DOUBLE_EQ(t[23], 4);          // mallocs
+    EXPECT_EQ(t[22], 0);                 // 1.5 KiB: the allocator reuses memory, no page faults
+    EXPECT_EQ(t[23], 0);                 // and Halide keeps it on the stack: no malloc
     EXPECT_DOUBLE_EQ(t[24], 4);          // parallel launches
     EXPECT_DOUBLE_EQ(t[25], 4 * 5);      // tasks beyond the first
     EXPECT_DOUBLE_EQ(t[26], 77);
     sf::ScheduleFeatures large = f;
-    large.bytes_at_realization = 1 << 20; // fresh pages, faulted in once per run
+    large.bytes_at_realization = 1 << 20; // fresh pages, faulted in once per run; malloc'ed
     EXPECT_DOUBLE_EQ(sf::cost_terms(sf::cost_term_inputs(large, false, 4))[22], 1 << 20);
+    EXPECT_DOUBLE_EQ(sf::cost_terms(sf::cost_term_inputs(large, false, 4))[23], 4);
     f.inlined_calls = 300;
     f.inner_parallelism = 1;
     const auto inl = sf::cost_terms(sf::cost_term_inputs(f, true, 4));
@@ -575,6 +576,97 @@ TEST(CostTerms, HandMadeFeatures) {
     EXPECT_DOUBLE_EQ(inl[16], 4 * 256 / 32.0); // an output's lines, serial
     EXPECT_EQ(inl[15] + inl[17], 0);
     EXPECT_EQ(inl[22], 0); // the output's buffer is the caller's
+}
+
+// A Func computed many times inside each task (a 512-byte block per iteration of its consumer,
+// 200 blocks in each of 50 tasks) writes its own block's lines per realization, not the task's,
+// and re-reads what the previous block read: while one block's reads fit in cache, only the
+// task's unique lines are cold.
+TEST(CostTerms, FuncsComputedInsideATask) {
+    sf::ScheduleFeatures f;
+    f.num_realizations = 50 * 200;
+    f.num_productions = 50 * 200;
+    f.inner_parallelism = 1;
+    f.outer_parallelism = 50;
+    f.bytes_at_realization = 512;
+    f.bytes_at_task = 200 * 512;
+    f.innermost_bytes_at_task = 64;
+    f.unique_lines_read_per_realization = 1000;
+    f.unique_bytes_read_per_realization = 64000;
+    f.unique_lines_read_per_task = 3000;
+    f.unique_bytes_read_per_task = 192000;
+    const auto t = sf::cost_terms(sf::cost_term_inputs(f, false, 2));
+    EXPECT_DOUBLE_EQ(t[17], 10000 * 512 / 64.0); // serial lines written: 8 per block
+    EXPECT_DOUBLE_EQ(t[4], 50 * 3000.0);         // cold lines: the tasks' unique lines
+    EXPECT_DOUBLE_EQ(t[5], 50 * 192000.0);
+    EXPECT_EQ(t[23], 0); // 512-byte blocks live on the stack
+    // One block's reads beyond the cache: each block reads cold.
+    f.unique_bytes_read_per_realization = 2 << 20;
+    f.unique_lines_read_per_realization = (2 << 20) / 64;
+    const auto cold = sf::cost_terms(sf::cost_term_inputs(f, false, 2));
+    EXPECT_DOUBLE_EQ(cold[4], 10000.0 * (2 << 20) / 64);
+    EXPECT_DOUBLE_EQ(cold[5], 10000.0 * (2 << 20));
+}
+
+// space.consumer_register_blocks: when a reduction is placed inside its consumer's innermost
+// tile, the consumer may be split into register blocks (one vector by 2-4 x 2-4 points) with the
+// reduction computed per block; switched off, no child changes the consumer's tiling.
+TEST(SpaceRules, ConsumersSplitIntoRegisterBlocksForTheirReductions) {
+    Halide::ImageParam in(Halide::Float(32), 3, "in"), w(Halide::Float(32), 2, "w");
+    in.set_estimates({{0, 64}, {0, 66}, {0, 66}});
+    w.set_estimates({{0, 32}, {0, 64}});
+    Halide::Var c("c"), x("x"), y("y");
+    Halide::RDom r(0, 64, 0, 3, "r");
+    Halide::Func conv("conv"), relu("relu");
+    conv(c, x, y) = 0.f;
+    conv(c, x, y) += w(c, r.x) * in(r.x, x + r.y, y);
+    relu(c, x, y) = max(conv(c, x, y), 0.f);
+    relu.set_estimates({{0, 32}, {0, 64}, {0, 64}});
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(Halide::Pipeline(relu));
+    const int node = node_named(dag, "conv"), output = node_named(dag, "relu");
+    auto blocked = [&](const SearchOptions &o) {
+        const SuccessorGenerator generator(dag, strict_target(), o);
+        // relu tiled once, in parallel, vectorized along c
+        const std::vector<sf::LoopNest> children =
+            children_at(dag, generator, decision_of(generator, node, 0), [&](const sf::LoopNest &n) {
+                const sf::StageTiling &t = n.funcs[size_t(output)].stages[0];
+                return t.tiles.size() == 1 && t.parallel && t.vector_loop == 0 && t.tiles[0][1] >= 4 &&
+                       t.tiles[0][2] >= 4;
+            });
+        EXPECT_FALSE(children.empty());
+        int count = 0;
+        for (const sf::LoopNest &child : children) {
+            const sf::StageTiling &t = child.funcs[size_t(output)].stages[0];
+            if (t.tiles.size() == 1) continue;
+            EXPECT_EQ(t.tiles.size(), 2u);
+            EXPECT_EQ(child.funcs[size_t(node)].compute, sf::Site::at({output, 0}, 1));
+            EXPECT_EQ(t.tiles[1][0], t.vector_width); // one vector of channels
+            EXPECT_LE(t.tiles[1][1] * t.tiles[1][2], 16);
+            EXPECT_EQ(child.validate(dag), "");
+            count++;
+        }
+        return count;
+    };
+    SearchOptions o = options(1, 1);
+    EXPECT_GT(blocked(o), 0);
+    o.space.consumer_register_blocks = false;
+    EXPECT_EQ(blocked(o), 0);
+
+    // space.tiles_hold_a_vector: relu's tiles along c (dense in storage, 32 wide) hold a vector
+    // of 16 floats at every level; without the rule, thinning keeps mostly narrower ones.
+    auto narrow_tiles = [&](const SearchOptions &opt) {
+        const SuccessorGenerator generator(dag, strict_target(), opt);
+        const int w = sf::native_vector_width(dag, {output, 0}, strict_target());
+        int narrow = 0;
+        for (const sf::LoopNest &child : generator.successors(sf::LoopNest(dag), decision_of(generator, output, 0))) {
+            for (const auto &level : child.funcs[size_t(output)].stages[0].tiles) narrow += level[0] < w;
+        }
+        return narrow;
+    };
+    o = options(1, 1);
+    EXPECT_EQ(narrow_tiles(o), 0);
+    o.space.tiles_hold_a_vector = false;
+    EXPECT_GT(narrow_tiles(o), 0);
 }
 
 struct BadOptions {
@@ -591,6 +683,7 @@ const BadOptions kBadOptions[] = {
     {"SmallExpansion", "pruning:\n  expansion: 0.5\n", "pruning.expansion must be at least 1"},
     {"NegativeRealization", "pruning:\n  max_inner_realization_bytes: -1\n", "max_inner_realization_bytes"},
     {"NotABool", "space:\n  reductions_outermost: maybe\n", "reductions_outermost"},
+    {"NotABoolBlocks", "space:\n  consumer_register_blocks: 3\n", "consumer_register_blocks"},
 };
 
 class SearchOptionsErrors : public ::testing::TestWithParam<BadOptions> {};
@@ -623,6 +716,9 @@ TEST(SearchOptionsFile, DefaultConfigIsTheBuiltInDefaults) {
     EXPECT_EQ(file.pruning.expansion, builtin.pruning.expansion);
     EXPECT_EQ(file.space.vectorize_storage_dense, builtin.space.vectorize_storage_dense);
     EXPECT_EQ(file.space.reductions_outermost, builtin.space.reductions_outermost);
+    EXPECT_EQ(file.space.register_blocks_in_place, builtin.space.register_blocks_in_place);
+    EXPECT_EQ(file.space.consumer_register_blocks, builtin.space.consumer_register_blocks);
+    EXPECT_EQ(file.space.tiles_hold_a_vector, builtin.space.tiles_hold_a_vector);
     EXPECT_EQ(file.coefficients, builtin.coefficients);
 }
 
