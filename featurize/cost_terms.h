@@ -162,11 +162,11 @@ std::array<T, kNumCostTerms> cost_terms(const CostTermInputs<T> &x) {
     // small block per iteration of its consumer) re-reads much of what the previous realization
     // read (a filter, an overlapping window): while one realization's reads fit in cache, only
     // the task's unique lines come from memory.
-    const auto task_fits = x.unique_bytes_read_per_realization <= kReuseCacheBytes;
-    t[4] = x.num_realizations * x.unique_lines_read_per_realization;
-    t[5] = x.num_realizations * x.unique_bytes_read_per_realization;
-    t[4] = select_value(task_fits, min_value(t[4], num_tasks * x.unique_lines_read_per_task), t[4]);
-    t[5] = select_value(task_fits, min_value(t[5], num_tasks * x.unique_bytes_read_per_task), t[5]);
+    const auto reads_stay_cached = x.unique_bytes_read_per_realization <= kReuseCacheBytes;
+    const T lines_read = x.num_realizations * x.unique_lines_read_per_realization,
+            bytes_read = x.num_realizations * x.unique_bytes_read_per_realization;
+    t[4] = select_value(reads_stay_cached, min_value(lines_read, num_tasks * x.unique_lines_read_per_task), lines_read);
+    t[5] = select_value(reads_stay_cached, min_value(bytes_read, num_tasks * x.unique_bytes_read_per_task), bytes_read);
     t[6] = x.num_vectors * x.vector_loads_per_vector;
     t[7] = x.num_scalars * x.scalar_loads_per_scalar;
     t[8] = x.num_vectors * x.scalar_loads_per_vector;

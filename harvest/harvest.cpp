@@ -171,14 +171,7 @@ private:
             if (!diff.empty())
                 s.status = ds::Status::WrongOutput, s.message = "output differs from compute_root's: " + diff;
         }
-        s.search_seconds = r.prepare_seconds;
-        s.compile_seconds = r.compile_seconds;
-        s.benchmark_seconds = r.benchmark_seconds;
-        s.threads = r.timing.threads;
-        s.timings = r.timing.samples;
-        const bool ok = s.status == ds::Status::Ok;
-        s.runtime_min = ok ? r.timing.min_seconds : kNaN;
-        s.runtime_median = ok ? r.timing.median_seconds : kNaN;
+        record_times(r, s);
         writer_.add_schedule(s);
         stats_.samples_written++;
         stats_.by_status[size_t(s.status)]++;

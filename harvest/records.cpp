@@ -4,6 +4,8 @@
 #include "featurize/function_dag.h"
 #include "featurize/pipeline_features.h"
 
+#include <limits>
+
 namespace schedforge::harvest {
 
 namespace sf = featurize;
@@ -70,6 +72,18 @@ ds::Status dataset_status(ss::JobStatus s) {
     case ss::JobStatus::Cancelled: break;
     }
     return ds::Status::Crash;
+}
+
+void record_times(const ss::JobResult &r, ds::ScheduleRecord &s) {
+    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    s.search_seconds = r.prepare_seconds;
+    s.compile_seconds = r.compile_seconds;
+    s.benchmark_seconds = r.benchmark_seconds;
+    s.threads = r.timing.threads;
+    s.timings = r.timing.samples;
+    const bool ok = s.status == ds::Status::Ok;
+    s.runtime_min = ok ? r.timing.min_seconds : kNaN;
+    s.runtime_median = ok ? r.timing.median_seconds : kNaN;
 }
 
 } // namespace schedforge::harvest

@@ -34,4 +34,8 @@ bool decode(const std::string &payload, SchedulePayload &p);
 
 datasets::Status dataset_status(sampler::JobStatus s);
 
+// Fills s's times, thread count and timing samples from the job that ran it, and its runtime
+// labels (min and median) if s.status is ok, else NaN. Set s.status first.
+void record_times(const sampler::JobResult &r, datasets::ScheduleRecord &s);
+
 } // namespace schedforge::harvest

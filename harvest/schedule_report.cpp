@@ -348,13 +348,7 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
             s.predicted_cost = m.predicted;
             s.source = m.source;
             s.features = m.features;
-            s.search_seconds = m.result.prepare_seconds;
-            s.compile_seconds = m.result.compile_seconds;
-            s.benchmark_seconds = m.result.benchmark_seconds;
-            s.threads = m.result.timing.threads;
-            s.timings = m.result.timing.samples;
-            s.runtime_min = m.ok() ? m.result.timing.min_seconds : kNaN;
-            s.runtime_median = m.ok() ? m.result.timing.median_seconds : kNaN;
+            record_times(m.result, s);
             writer->add_schedule(s);
         }
         report.members.push_back(std::move(m));

@@ -84,23 +84,19 @@ std::vector<int> vectorizable_loops(const sf::Stage &st, const std::vector<int64
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Register blocks within the tile `t0` of a stage vectorized along `vector_loop` at width `w`:
-// one vector along it by 2-4 x 2-4 points of the next two pure loops (rvars keep t0's extent).
-std::vector<std::vector<int64_t>> register_blocks(const sf::Stage &st, const std::vector<int64_t> &t0, int vector_loop,
-                                                  int w) {
+// Register blocks within the tile `t0` of a pure stage vectorized along `vector_loop` at width
+// `w`: one vector along it by 2-4 x 2-4 points of the next two loops.
+std::vector<std::vector<int64_t>> register_blocks(const std::vector<int64_t> &t0, int vector_loop, int w) {
     std::vector<std::vector<int64_t>> blocks;
     if (vector_loop < 0 || w < 2 || t0[size_t(vector_loop)] < w) return blocks;
     std::vector<size_t> across;
     for (size_t l = 0; l < t0.size() && across.size() < 2; l++) {
-        if (int(l) != vector_loop && !st.loops[l].is_rvar && t0[l] >= 2) across.push_back(l);
+        if (int(l) != vector_loop && t0[l] >= 2) across.push_back(l);
     }
     if (across.size() < 2) return blocks;
     for (const auto &[a, b] : {std::pair<int64_t, int64_t>{2, 2}, {4, 2}, {2, 4}, {4, 4}}) {
         if (a > t0[across[0]] || b > t0[across[1]]) continue;
         std::vector<int64_t> block(t0.size(), 1);
-        for (size_t l = 0; l < t0.size(); l++) {
-            if (st.loops[l].is_rvar) block[l] = t0[l];
-        }
         block[size_t(vector_loop)] = w;
         block[across[0]] = a, block[across[1]] = b;
         if (block != t0) blocks.push_back(block);
@@ -238,8 +234,6 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
         }
     }
     outer = thin(outer, size_t(options_.max_tilings));
-    // Shapes kept whatever thinning drops (appended last): the reduction's whole-extent tile.
-    std::vector<std::vector<std::vector<int64_t>>> kept_shapes;
     for (const auto &t0 : outer) {
         shapes.push_back({t0});
         if (!root) continue;
@@ -254,13 +248,14 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
     // of the full extent with the reduction outside it, so that producers computed at its level 0
     // are computed once per reduction step (a window of offsets, each over the whole tile).
     const bool has_rvars = std::any_of(st.loops.begin(), st.loops.end(), [](const sf::Loop &l) { return l.is_rvar; });
-    if (has_rvars && !root && options_.space.reductions_outermost) kept_shapes.push_back({extent});
+    // Appended after thinning, so that thinning never drops it.
+    const bool whole_tile = has_rvars && !root && options_.space.reductions_outermost;
     // A root stage with enough work to share among the cores is never left serial (untiled):
     // its points, reduction steps included (a scan has few pure points but much work).
     double points = 1;
     for (size_t l = 0; l < loops; l++) points *= double(extent[l]);
     const double serial_limit = options_.pruning.max_serial_root_points;
-    if (root && serial_limit > 0 && points > serial_limit && shapes.size() + kept_shapes.size() > 1) {
+    if (root && serial_limit > 0 && points > serial_limit && shapes.size() + (whole_tile ? 1 : 0) > 1) {
         shapes.erase(shapes.begin());
     }
 
@@ -327,7 +322,7 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
     };
     std::vector<StageTiling> thinned, kept;
     for (const auto &shape : shapes) emit(shape, thinned);
-    for (const auto &shape : kept_shapes) emit(shape, kept);
+    if (whole_tile) emit({extent}, kept);
     thinned = thin(std::move(thinned), size_t(options_.max_tilings));
     thinned.insert(thinned.end(), kept.begin(), kept.end());
     return thinned;
@@ -402,12 +397,15 @@ std::vector<LoopNest> SuccessorGenerator::successors(const LoopNest &nest, int d
         }
         if (!alone) continue;
         const sf::Stage &cst = dag_.nodes[size_t(c)].stages[0];
-        for (const std::vector<int64_t> &block :
-             register_blocks(cst, ct.tiles.back(), ct.vector_loop, ct.vector_width)) {
+        for (const std::vector<int64_t> &block : register_blocks(ct.tiles.back(), ct.vector_loop, ct.vector_width)) {
             LoopNest base = nest;
             StageTiling &t = base.funcs[size_t(c)].stages[0];
             t.tiles.push_back(block);
-            t.unroll = sf::point_tile_divides(cst, t.tiles, t.tiles[0]) && options_.space.max_unroll_points > 0;
+            // Unrolled as the tilings' own register blocks are: even, within max_unroll_points.
+            int64_t iterations = 1;
+            for (int64_t e : block) iterations *= e;
+            iterations /= ct.vector_width;
+            t.unroll = sf::point_tile_divides(cst, t.tiles, {}) && iterations <= options_.space.max_unroll_points;
             place(std::move(base), Site::at(site.stage, site.level + 1));
         }
     }
