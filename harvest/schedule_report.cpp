@@ -107,6 +107,8 @@ void ReportConfig::validate() const {
             throw UserError("reference 'manual' needs an app (random pipelines have none)");
     }
     ss::validate(runner);
+    // A bad weights file is the user's error, found before anything is written.
+    if (!search.weights.empty()) ss::make_cost_model(search.weights, search.coefficients);
 }
 
 std::string ReportConfig::effective_text() const {
@@ -202,8 +204,6 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
     const Halide::MachineParams machine = ss::machine_params_for(ss::fingerprint_this_machine());
     ss::SearchOptions search = config.search;
     if (search.cores <= 0) search.cores = machine.parallelism;
-    // A bad weights file is the user's error now, not every member's failure later.
-    ss::make_cost_model(search.weights, search.coefficients);
     std::unique_ptr<ds::DatasetWriter> writer =
         ds::DatasetWriter::create(dataset_path, run_file_info(config.runner, config.effective_text()));
 

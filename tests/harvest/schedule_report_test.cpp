@@ -127,6 +127,7 @@ const BadArgs kBadArgs[] = {
     {"UnknownReference", "--app blur3x3 --references Nobody --out /tmp/schedforge_report_never",
      "unknown reference scheduler 'Nobody'"},
     {"NoBeamState", "--app blur3x3 --beam-states 0 --out /tmp/schedforge_report_never", "--beam-states"},
+    {"BadWeights", "--app blur3x3 --weights /dev/null --out /tmp/schedforge_report_never", "weights"},
 };
 
 class ScheduleReportErrors : public ::testing::TestWithParam<BadArgs> {};
