@@ -158,10 +158,20 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
                 seen++;
             }
             std::sort(ranked.begin(), ranked.end(), by_rank);
-            // Fill the next beam, dropping each candidate with probability 1 - dropout.
+            // Fill the next beam, dropping each candidate with probability 1 - dropout. At most
+            // max_cost_twins states of one cost (within cost_resolution) are kept: variants of a
+            // cheap Func's tiling, all of equal cost, would otherwise fill the beam with a single
+            // choice of every earlier decision. More than one, as equal costs now can still lead
+            // to different costs later (a tiling decides where producers can go).
             std::vector<StatePtr> next;
+            auto too_many_twins = [&](const Child &c) {
+                return std::count_if(next.begin(), next.end(), [&](const StatePtr &k) {
+                           return std::abs(k->cost - c.state->cost) <= options.cost_resolution * k->cost;
+                       }) >= options.max_cost_twins;
+            };
             for (const Child &c : ranked) {
                 if (int(next.size()) >= options.beam_size) break;
+                if (options.max_cost_twins > 0 && too_many_twins(c)) continue;
                 if (options.dropout >= 1 || rng.chance(options.dropout)) next.push_back(c.state);
             }
             if (next.empty()) next.push_back(ranked.front().state);

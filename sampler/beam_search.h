@@ -11,6 +11,10 @@
 //   - from the second pass on, only children whose hash at the previous pass's depth appeared
 //     along the paths of that pass's final beam are permitted (the coarse pass narrows where
 //     the finer one looks);
+//   - a child is skipped when max_cost_twins states already kept have its cost (within
+//     cost_resolution, a fraction): the model cannot tell such twins apart (tilings of a Func
+//     too cheap to matter), and unlimited they crowd out every alternative to the earlier
+//     decisions;
 //   - with dropout < 1, each child considered is kept with that probability, else discarded
 //     and the next one considered; the beam is never left empty.
 // The best complete state over all passes is the result. Results depend only on the DAG, the

@@ -44,6 +44,8 @@ void SearchOptions::validate(const std::string &source) const {
     if (threads < 0) bad("threads must not be negative");
     if (max_tilings < 1) bad("max_tilings must be at least 1");
     if (hash_penalty < 1) bad("hash_penalty must be at least 1");
+    if (max_cost_twins < 0) bad("max_cost_twins must not be negative (0: no limit)");
+    if (!(cost_resolution >= 0 && cost_resolution < 1)) bad("cost_resolution must be in [0, 1)");
     if (pruning.min_tasks_per_core <= 0 || pruning.max_tasks_per_core < pruning.min_tasks_per_core) {
         bad("pruning: need 0 < min_tasks_per_core <= max_tasks_per_core");
     }
@@ -93,6 +95,10 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
             r.on("threads", [&](const YAML::Node &m, const std::string &mk) { o.threads = integer(m, mk); });
             r.on("max_tilings", [&](const YAML::Node &m, const std::string &mk) { o.max_tilings = integer(m, mk); });
             r.on("hash_penalty", [&](const YAML::Node &m, const std::string &mk) { o.hash_penalty = number(m, mk); });
+            r.on("max_cost_twins",
+                 [&](const YAML::Node &m, const std::string &mk) { o.max_cost_twins = integer(m, mk); });
+            r.on("cost_resolution",
+                 [&](const YAML::Node &m, const std::string &mk) { o.cost_resolution = number(m, mk); });
             r.on("weights", [&](const YAML::Node &m, const std::string &mk) { o.weights = yaml::text(m, mk, source); });
             r.on("memoize_features",
                  [&](const YAML::Node &m, const std::string &mk) { o.memoize_features = boolean(m, mk); });

@@ -75,6 +75,10 @@ struct SearchOptions {
     int threads = 0;           // TBB threads for successors and costs (0: TBB's default); results do not depend on it
     int max_tilings = 128;     // tilings kept per stage decision (evenly thinned, deterministic)
     double hash_penalty = 2.0; // cost factor for a state whose coarse hash a better state has
+    // The beam keeps at most max_cost_twins states of one predicted cost: costs that differ by
+    // at most cost_resolution (a fraction) are one to the model (max_cost_twins 0: no limit).
+    int max_cost_twins = 4;
+    double cost_resolution = 1e-3;
     bool memoize_features = true; // children reuse the parent's features where a decision cannot change them
     PruningRules pruning;
     SpaceRules space;

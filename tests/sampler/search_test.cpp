@@ -273,6 +273,41 @@ TEST(BeamSearch, MorePassesNeverCostMore) {
     EXPECT_GT(three.stats.cost_evaluations, one_pass.stats.cost_evaluations);
 }
 
+// The most finalists that share one cost (within `resolution` of the first of them).
+int most_cost_twins(const SearchResult &r, double resolution) {
+    int most = 0;
+    for (const SearchResult::Finalist &a : r.finalists) {
+        most = std::max(most, int(std::count_if(r.finalists.begin(), r.finalists.end(), [&](const auto &b) {
+                            return std::abs(a.cost - b.cost) <= resolution * a.cost;
+                        })));
+    }
+    return most;
+}
+
+// search.max_cost_twins: without a limit, tilings of a cheap Func that the model cannot tell
+// apart fill the beam (over 4 twins in the final beam); with one, no cost has more states than
+// the limit. Greedy sampling (beam 1, what datasets use with dropout) is unchanged.
+TEST(BeamSearch, IndistinctStatesDoNotCrowdTheBeam) {
+    const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::load_generator_config(kSmall), 7);
+    gen::BuiltPipeline built = gen::build_pipeline(spec);
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+    SearchOptions unlimited = options(16, 1);
+    unlimited.max_cost_twins = 0;
+    EXPECT_GT(most_cost_twins(search(dag, unlimited), 1e-3), 4);
+    for (int limit : {1, 4}) {
+        SearchOptions limited = options(16, 1);
+        limited.max_cost_twins = limit;
+        limited.cost_resolution = 1e-3;
+        const SearchResult r = search(dag, limited);
+        EXPECT_EQ(most_cost_twins(r, 1e-3), limit);
+        EXPECT_GT(r.finalists.size(), size_t(limit));
+    }
+    SearchOptions greedy = options(1, 1, 0.5, 3), greedy_unlimited = greedy;
+    greedy_unlimited.max_cost_twins = 0;
+    EXPECT_EQ(sf::schedule_source(dag, search(dag, greedy).nest),
+              sf::schedule_source(dag, search(dag, greedy_unlimited).nest));
+}
+
 // The storage dimensions (Func name, dim) that children of every decision vectorize along,
 // walking the first child down; `dense_held` gets those vectorized along another dimension
 // although their loop over dimension 0 holds a vector in the whole production.
@@ -677,6 +712,8 @@ const BadOptions kBadOptions[] = {
     {"UnknownKey", "search:\n  beams: 4\n", "unknown key 'search.beams'"},
     {"UnknownTerm", "cost_model:\n  coefficients:\n    magic: 1\n", "unknown key 'cost_model.coefficients.magic'"},
     {"DropoutOutOfRange", "search:\n  dropout: 1.5\n", "dropout"},
+    {"CostResolutionOutOfRange", "search:\n  cost_resolution: 1\n", "cost_resolution must be in [0, 1)"},
+    {"NegativeCostTwins", "search:\n  max_cost_twins: -1\n", "max_cost_twins must not be negative"},
     {"NotANumber", "pruning:\n  max_recompute: lots\n", "'pruning.max_recompute' must be a number"},
     {"BadTaskWindow", "pruning:\n  min_tasks_per_core: 8\n  max_tasks_per_core: 2\n", "min_tasks_per_core"},
     {"NegativeSerial", "pruning:\n  max_serial_root_points: -5\n", "max_serial_root_points"},
@@ -708,6 +745,8 @@ TEST(SearchOptionsFile, DefaultConfigIsTheBuiltInDefaults) {
     EXPECT_EQ(file.passes, builtin.passes);
     EXPECT_EQ(file.dropout, builtin.dropout);
     EXPECT_EQ(file.max_tilings, builtin.max_tilings);
+    EXPECT_EQ(file.max_cost_twins, builtin.max_cost_twins);
+    EXPECT_EQ(file.cost_resolution, builtin.cost_resolution);
     EXPECT_EQ(file.memoize_features, builtin.memoize_features);
     EXPECT_EQ(file.pruning.max_recompute, builtin.pruning.max_recompute);
     EXPECT_EQ(file.pruning.max_serial_root_points, builtin.pruning.max_serial_root_points);
