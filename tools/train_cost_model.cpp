@@ -16,21 +16,6 @@ namespace st = schedforge::trainer;
 
 namespace {
 
-std::string metrics_columns(const std::string &prefix) {
-    std::string s;
-    for (const char *name :
-         {"loss", "r2_log", "pairwise_accuracy", "kendall_tau", "top1_regret", "mean_relative_error"})
-        s += "," + prefix + name;
-    return s;
-}
-
-std::string metrics_values(const st::Metrics &m) {
-    char buf[256];
-    std::snprintf(buf, sizeof(buf), ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g", m.loss, m.r2_log, m.pairwise_accuracy,
-                  m.kendall_tau, m.top1_regret, m.mean_relative_error);
-    return buf;
-}
-
 bool plot_losses(const std::string &csv, const std::string &png, bool validation) {
     std::string gp = "set datafile separator ','\nset title 'Training loss per epoch'\nset xlabel 'epoch'\n"
                      "set ylabel 'loss'\nset logscale y\nset grid\nset key top right\n";
@@ -111,7 +96,8 @@ int main(int argc, char **argv) {
             if (done == total) bar.reset();
         };
         std::ostringstream csv;
-        csv << "epoch,seconds,schedules" << metrics_columns("train_") << metrics_columns("validation_") << "\n";
+        csv << "epoch,seconds,schedules" << st::metrics_csv_columns("train_") << st::metrics_csv_columns("validation_")
+            << "\n";
         const bool has_validation = !validation.pipelines.empty();
         options.on_epoch = [&](const st::EpochReport &r) {
             const st::Metrics &v = has_validation ? r.validation : r.train;
@@ -120,8 +106,8 @@ int main(int argc, char **argv) {
                         v.top1_regret, v.mean_relative_error,
                         r.seconds > 0 ? double(r.schedules_trained) / r.seconds : 0.0);
             std::fflush(stdout);
-            csv << r.epoch << "," << r.seconds << "," << r.schedules_trained << metrics_values(r.train)
-                << metrics_values(r.validation) << "\n";
+            csv << r.epoch << "," << r.seconds << "," << r.schedules_trained << st::metrics_csv_values(r.train)
+                << st::metrics_csv_values(r.validation) << "\n";
         };
         const st::TrainResult result = st::train(model, train_set, validation, options);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace schedforge::trainer {
 
@@ -100,6 +101,21 @@ double mean_relative_error(const std::vector<PipelinePredictions> &pipelines) {
             sum += std::abs(p.predicted[i] - p.measured[i]) / p.measured[i], n++;
     }
     return n > 0 ? sum / n : 0;
+}
+
+std::string metrics_csv_columns(const std::string &prefix) {
+    std::string s;
+    for (const char *name :
+         {"loss", "r2_log", "pairwise_accuracy", "kendall_tau", "top1_regret", "mean_relative_error"})
+        s += "," + prefix + name;
+    return s;
+}
+
+std::string metrics_csv_values(const Metrics &m) {
+    char buf[256];
+    std::snprintf(buf, sizeof(buf), ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g", m.loss, m.r2_log, m.pairwise_accuracy,
+                  m.kendall_tau, m.top1_regret, m.mean_relative_error);
+    return buf;
 }
 
 Metrics compute_metrics(const std::vector<PipelinePredictions> &pipelines, LossKind kind,

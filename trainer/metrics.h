@@ -5,6 +5,7 @@
 
 #include "trainer/network_shape.h"
 
+#include <string>
 #include <vector>
 
 namespace schedforge::trainer {
@@ -42,6 +43,10 @@ double pairwise_accuracy(const std::vector<PipelinePredictions> &pipelines);
 double kendall_tau_b(const std::vector<double> &predicted, const std::vector<double> &measured);
 double top1_regret(const PipelinePredictions &p);
 double mean_relative_error(const std::vector<PipelinePredictions> &pipelines);
+
+// Metrics as CSV columns: ",PREFIXloss,PREFIXr2_log,..." and the matching ",value,...".
+std::string metrics_csv_columns(const std::string &prefix);
+std::string metrics_csv_values(const Metrics &m);
 
 // Everything above; `loss` from the per-pipeline weights (empty: 1 each) and kind.
 Metrics compute_metrics(const std::vector<PipelinePredictions> &pipelines, LossKind kind,

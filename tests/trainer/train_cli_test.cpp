@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <sstream>
+
 namespace schedforge::trainer {
 namespace {
 
@@ -105,6 +108,42 @@ TEST(TrainCostModelCli, BadInputsAreUserErrors) {
                                                             schedforge::testing::kSmallConfig + " --weights " + stale)),
                       "trained on schedule features 2 x 39");
     EXPECT_FALSE(fs::exists(out));
+}
+
+// learning-curve as a user runs it: a row per size and model, the training data growing with
+// the size and the validation set fixed; bad sizes and no held-out pipelines refused.
+TEST(LearningCurveCli, GrowsTheTrainingSetAndScoresTheSameHeldOutPipelines) {
+    const fs::path dir = scratch("learning_curve_cli");
+    const std::string data = write_dataset(dir);
+    const std::string out = (dir / "curve").string(), tool = std::string(LEARNING_CURVE) + " --data " + data;
+    const auto r = run(tool + " --out " + out + " --sizes 1,0.5 --epochs 3 --validation-fraction 0.25");
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const std::string csv = read_file(fs::path(out) / "curve.csv");
+    EXPECT_EQ(count_lines(csv), 7u) << csv; // header + 2 sizes x 3 models
+    std::istringstream lines(csv);
+    std::string line;
+    std::getline(lines, line);
+    EXPECT_EQ(line.rfind("model,pipelines,schedules,best_epoch,validation_loss,", 0), 0u) << line;
+    std::map<std::string, std::vector<std::pair<int, int>>> rows; // model: (pipelines, schedules)
+    while (std::getline(lines, line)) {
+        std::istringstream cells(line);
+        std::string model, pipelines, schedules;
+        std::getline(cells, model, ',');
+        std::getline(cells, pipelines, ',');
+        std::getline(cells, schedules, ',');
+        rows[model].push_back({std::stoi(pipelines), std::stoi(schedules)});
+    }
+    ASSERT_EQ(rows.size(), 3u) << csv;
+    for (const auto &[model, points] : rows) {
+        ASSERT_EQ(points.size(), 2u) << model;
+        EXPECT_LT(points[0].first, points[1].first) << model; // sizes sorted, nested prefixes
+        EXPECT_LT(points[0].second, points[1].second) << model;
+        EXPECT_EQ(points[1].second, points[1].first * 6) << model; // 6 ok schedules each
+    }
+    EXPECT_NE(r.out.find("validation: "), std::string::npos) << r.out;
+
+    expect_user_error(run(tool + " --out " + out + " --sizes 0,1"), "--sizes: '0' is not a fraction in (0, 1]");
+    expect_user_error(run(tool + " --out " + out + " --validation-fraction 0"), "--validation-fraction");
 }
 
 // The committed default weights (configs/weights/) fit this build's features and network, and

@@ -1,0 +1,160 @@
+// learning-curve: how the cost models' held-out quality grows with the training data, to tell
+// whether more data or a better model is the lever (issue 23, part E). The pipelines are split
+// as train-cost-model and calibrate split them (by a hash of their id); for each size, the first
+// pipelines of the training part (in dataset order, so each size holds the smaller ones) train
+// the learned model from the same random weights, and calibrate the manual model's coefficients
+// (least squares, sampler/calibrate.h). Each is scored on the whole validation part: the learned
+// model at its best epoch, beside the manual model with its starting coefficients.
+//
+//   learning-curve --data A.h5 [B.h5 ...] --out DIR [--sizes 0.1,0.3,1] [--epochs 100]
+//                  [--lr 0.001] [--validation-fraction 0.2] [--init-seed 0] [--search-config S.yaml]
+//
+// Writes DIR/curve.csv (one row per size and model) and DIR/curve.png (pairwise accuracy, R^2 of
+// log runtime and top-1 regret against training schedules).
+#include "tools/cli.h"
+#include "tools/files.h"
+#include "tools/progress.h"
+
+#include "sampler/calibrate.h"
+#include "sampler/search_options.h"
+#include "trainer/train.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+namespace fs = std::filesystem;
+namespace ss = schedforge::sampler;
+namespace st = schedforge::trainer;
+
+namespace {
+
+struct Point {
+    std::string model;
+    size_t pipelines = 0, schedules = 0;
+    int best_epoch = -1; // the learned model's; -1 for the manual model
+    st::Metrics validation;
+};
+
+// The first `count` training pipelines.
+st::TrainingData first_pipelines(const st::TrainingData &all, size_t count) {
+    st::TrainingData d;
+    d.pipelines.assign(all.pipelines.begin(), all.pipelines.begin() + std::ptrdiff_t(count));
+    return d;
+}
+
+bool plot_curve(const std::string &csv, const std::string &png) {
+    // Columns: model,pipelines,schedules,best_epoch then metrics (loss,r2,pairwise,tau,regret,rel).
+    const std::string series = "'" + csv + "' using 3:(strcol(1) eq '%s' ? $%d : NaN) with linespoints title '%s'";
+    auto line = [&](const char *model, int column, const char *title) {
+        char buf[512];
+        std::snprintf(buf, sizeof(buf), series.c_str(), model, column, title);
+        return std::string(buf);
+    };
+    const std::string gp =
+        "set datafile separator ','\nset multiplot layout 1,2 title 'Held-out quality against training data'\n"
+        "set xlabel 'training schedules'\nset logscale x\nset grid\nset key bottom right\nset yrange [0:1]\n"
+        "set title 'pairwise accuracy and R^2 (log)'\nplot " +
+        line("learned", 7, "learned: pairwise") + ", " + line("learned", 6, "learned: R^2") + ", " +
+        line("manual-calibrated", 7, "calibrated manual: pairwise") + ", " +
+        line("manual-calibrated", 6, "calibrated manual: R^2") + ", " + line("manual", 7, "manual: pairwise") + ", " +
+        line("manual", 6, "manual: R^2") + "\nset title 'top-1 regret'\nset key top right\nset autoscale y\nplot " +
+        line("learned", 9, "learned") + ", " + line("manual-calibrated", 9, "calibrated manual") + ", " +
+        line("manual", 9, "manual") + "\nunset multiplot\n";
+    return schedforge::tools::run_gnuplot(png, gp, "1300,550");
+}
+
+std::vector<double> parse_sizes(const std::string &text) {
+    std::vector<double> sizes;
+    std::stringstream in(text);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        char *end = nullptr;
+        const double v = std::strtod(item.c_str(), &end);
+        if (item.empty() || *end != '\0' || !(v > 0 && v <= 1))
+            throw schedforge::UserError("--sizes: '" + item + "' is not a fraction in (0, 1]");
+        sizes.push_back(v);
+    }
+    if (sizes.empty()) throw schedforge::UserError("--sizes: give at least one fraction");
+    std::sort(sizes.begin(), sizes.end());
+    return sizes;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"Held-out quality of the learned and the calibrated manual cost model against training data size.",
+                 "learning-curve"};
+    std::vector<std::string> data;
+    std::string out, sizes_text = "0.1,0.3,1", search_config;
+    double validation_fraction = 0.2;
+    uint64_t init_seed = 0;
+    st::TrainOptions options;
+    options.epochs = 100;
+    app.add_option("--data", data, "dataset files (generate-dataset's HDF5)")->required()->expected(1, -1);
+    app.add_option("--out", out, "output folder (created if missing)")->required();
+    app.add_option("--sizes", sizes_text, "fractions of the training pipelines, comma-separated")
+        ->capture_default_str();
+    app.add_option("--epochs", options.epochs, "epochs per learned model (the best is scored)")->capture_default_str();
+    app.add_option("--lr", options.learning_rate, "Adam's learning rate")->capture_default_str();
+    app.add_option("--validation-fraction", validation_fraction, "pipelines held out (by a hash of their id)")
+        ->capture_default_str();
+    app.add_option("--init-seed", init_seed, "seed of the learned model's random initial weights")
+        ->capture_default_str();
+    app.add_option("--search-config", search_config, "the manual model's starting coefficients (default: built-in)");
+    return schedforge::tools::run_cli(app, argc, argv, [&]() {
+        using schedforge::UserError;
+        const std::vector<double> sizes = parse_sizes(sizes_text);
+        if (options.epochs < 1) throw UserError("--epochs must be at least 1");
+        if (!(options.learning_rate > 0)) throw UserError("--lr must be positive");
+        if (!(validation_fraction > 0 && validation_fraction < 1))
+            throw UserError("--validation-fraction must be in (0, 1): the curve is measured on held-out pipelines");
+        const ss::SearchOptions start =
+            search_config.empty() ? ss::SearchOptions() : ss::load_search_options(search_config);
+        st::TrainingData train_set, validation;
+        st::load_training_split(data, validation_fraction, train_set, validation);
+        if (validation.pipelines.empty()) throw UserError("no pipeline is held out: use more pipelines");
+        schedforge::tools::ensure_directory(out);
+        std::printf("train: %zu pipelines, %zu schedules; validation: %zu pipelines, %zu schedules\n",
+                    train_set.pipelines.size(), train_set.num_schedules(), validation.pipelines.size(),
+                    validation.num_schedules());
+
+        std::vector<Point> points;
+        const st::Metrics manual = ss::manual_metrics(validation, start.coefficients);
+        schedforge::tools::ProgressBar bar("sizes", int64_t(sizes.size()));
+        for (double size : sizes) {
+            const size_t count = std::max<size_t>(1, size_t(std::lround(size * double(train_set.pipelines.size()))));
+            const st::TrainingData subset = first_pipelines(train_set, count);
+            const size_t schedules = subset.num_schedules();
+            st::Model model(st::Weights::random(init_seed));
+            const st::TrainResult r = st::train(model, subset, validation, options);
+            points.push_back({"learned", count, schedules, r.best_epoch, r.epochs[size_t(r.best_epoch)].validation});
+            const ss::Coefficients fitted = ss::calibrate(subset, start.coefficients);
+            points.push_back({"manual-calibrated", count, schedules, -1, ss::manual_metrics(validation, fitted)});
+            points.push_back({"manual", count, schedules, -1, manual});
+            bar.step();
+        }
+
+        // One model's rows together, so the plot joins them (a filtered row breaks a line).
+        std::stable_sort(points.begin(), points.end(),
+                         [](const Point &a, const Point &b) { return a.model < b.model; });
+        std::ostringstream csv;
+        csv << "model,pipelines,schedules,best_epoch" << st::metrics_csv_columns("validation_") << "\n";
+        std::printf("%-18s %9s %9s %7s %8s %9s %8s\n", "model", "pipelines", "schedules", "epoch", "R2 log", "pairwise",
+                    "regret");
+        for (const Point &p : points) {
+            csv << p.model << "," << p.pipelines << "," << p.schedules << "," << p.best_epoch
+                << st::metrics_csv_values(p.validation) << "\n";
+            std::printf("%-18s %9zu %9zu %7d %8.3f %9.3f %8.3f\n", p.model.c_str(), p.pipelines, p.schedules,
+                        p.best_epoch, p.validation.r2_log, p.validation.pairwise_accuracy, p.validation.top1_regret);
+        }
+        const std::string csv_path = (fs::path(out) / "curve.csv").string();
+        schedforge::tools::write_file_atomic(csv_path, csv.str());
+        const bool plotted = plot_curve(csv_path, (fs::path(out) / "curve.png").string());
+        std::printf("wrote %s%s\n", csv_path.c_str(),
+                    plotted ? ", curve.png" : " (no PNG: gnuplot failed or is missing)");
+        return 0;
+    });
+}
