@@ -14,6 +14,7 @@
 #include "tools/cli.h"
 #include "tools/files.h"
 #include "tools/progress.h"
+#include "tools/table.h"
 
 #include "sampler/calibrate.h"
 #include "sampler/search_options.h"
@@ -23,6 +24,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -68,12 +70,10 @@ bool plot_curve(const std::string &csv, const std::string &png) {
 
 std::vector<double> parse_sizes(const std::string &text) {
     std::vector<double> sizes;
-    std::stringstream in(text);
-    std::string item;
-    while (std::getline(in, item, ',')) {
+    for (const std::string &item : schedforge::tools::split_list(text)) {
         char *end = nullptr;
         const double v = std::strtod(item.c_str(), &end);
-        if (item.empty() || *end != '\0' || !(v > 0 && v <= 1))
+        if (*end != '\0' || !(v > 0 && v <= 1))
             throw schedforge::UserError("--sizes: '" + item + "' is not a fraction in (0, 1]");
         sizes.push_back(v);
     }
@@ -142,14 +142,18 @@ int main(int argc, char **argv) {
                          [](const Point &a, const Point &b) { return a.model < b.model; });
         std::ostringstream csv;
         csv << "model,pipelines,schedules,best_epoch" << st::metrics_csv_columns("validation_") << "\n";
-        std::printf("%-18s %9s %9s %7s %8s %9s %8s\n", "model", "pipelines", "schedules", "epoch", "R2 log", "pairwise",
-                    "regret");
+        using schedforge::tools::format_number;
+        schedforge::tools::Table table({"model", "pipelines", "schedules", "epoch", "R2 log", "pairwise", "regret"});
         for (const Point &p : points) {
             csv << p.model << "," << p.pipelines << "," << p.schedules << "," << p.best_epoch
                 << st::metrics_csv_values(p.validation) << "\n";
-            std::printf("%-18s %9zu %9zu %7d %8.3f %9.3f %8.3f\n", p.model.c_str(), p.pipelines, p.schedules,
-                        p.best_epoch, p.validation.r2_log, p.validation.pairwise_accuracy, p.validation.top1_regret);
+            table.add_row({p.model, std::to_string(p.pipelines), std::to_string(p.schedules),
+                           p.best_epoch < 0 ? "-" : std::to_string(p.best_epoch),
+                           format_number("%.3f", p.validation.r2_log),
+                           format_number("%.3f", p.validation.pairwise_accuracy),
+                           format_number("%.3f", p.validation.top1_regret)});
         }
+        table.print(std::cout);
         const std::string csv_path = (fs::path(out) / "curve.csv").string();
         schedforge::tools::write_file_atomic(csv_path, csv.str());
         const bool plotted = plot_curve(csv_path, (fs::path(out) / "curve.png").string());
