@@ -174,6 +174,11 @@ std::vector<Directive> schedule_directives(const FunctionDAG &dag, const LoopNes
         }
         site_directive(fs.compute, Directive::ComputeRoot, Directive::ComputeAt);
         if (fs.store != fs.compute) site_directive(fs.store, Directive::StoreRoot, Directive::StoreAt);
+        const Node &node = dag.nodes[i];
+        if (fs.store.kind == Site::At && node.storage_alignment > 1) {
+            out.push_back(
+                {Directive::AlignStorage, self, {{node.func.args()[0], false}}, node.storage_alignment, false, {}});
+        }
     }
     return out;
 }
@@ -190,6 +195,7 @@ bool apply_func_directive(const FunctionDAG &dag, const Directive &d) {
     case Directive::ComputeAt: f.compute_at(loop_level(dag, d)); return true;
     case Directive::StoreRoot: f.store_root(); return true;
     case Directive::StoreAt: f.store_at(loop_level(dag, d)); return true;
+    case Directive::AlignStorage: f.align_storage(Halide::Var(d.vars[0].name), int(d.factor)); return true;
     default: return false;
     }
 }
@@ -287,6 +293,7 @@ std::string schedule_source(const FunctionDAG &dag, const LoopNest &nest) {
         case Directive::Parallel: o << s << ".parallel(" << v[0] << ");\n"; break;
         case Directive::Unroll: o << s << ".unroll(" << v[0] << ");\n"; break;
         case Directive::Unscheduled: o << s << ".unscheduled();\n"; break;
+        case Directive::AlignStorage: o << f << ".align_storage(" << v[0] << ", " << d.factor << ");\n"; break;
         }
     }
     return o.str();

@@ -7,6 +7,12 @@
 // vector width and vectorized; loops are reordered level by level (reduction loops innermost within their level); level
 // 0's pure loops are fused into one parallel loop; the point level's pure loops are unrolled on request. Then each Func
 // is inlined, computed at root, or computed and stored at the innermost loop of the host stage's tiling level.
+// A Func stored inside a loop nest that a consumer reads at a stride along its innermost
+// dimension has that dimension's storage padded to 64 bytes (Node::storage_alignment): Halide 14
+// loads a strided vector as a wider dense one, which it may mark aligned when it is not (a row
+// of odd extent read at a constant row offset, under an unrolled loop), and an aligned 64-byte
+// load at such an address faults on AVX-512 (reproducer: tests/featurize/apply_test.cpp,
+// StridedReadsOfOddRowsAreAligned).
 #pragma once
 
 #include "featurize/loop_nest.h"
@@ -29,7 +35,8 @@ struct Directive {
         Vectorize,
         Parallel,
         Unroll,
-        Unscheduled // an update kept in its default loop nest, on purpose
+        Unscheduled, // an update kept in its default loop nest, on purpose
+        AlignStorage // pad the Func's storage along vars[0] to a multiple of `factor` elements
     };
     struct VarName {
         std::string name;

@@ -618,6 +618,40 @@ int64_t Node::bytes_per_point() const {
     return b;
 }
 
+std::vector<Span> Node::stored_region(std::vector<Span> region) const {
+    if (storage_alignment <= 1 || region.empty()) return region;
+    const int64_t extent = (region[0].extent() + storage_alignment - 1) / storage_alignment * storage_alignment;
+    region[0].max = region[0].min + extent - 1;
+    return region;
+}
+
+namespace {
+
+// Bytes a strided-read Func's innermost storage is padded to: the widest x86 vector (AVX-512),
+// so that a vector load at any row's start is aligned.
+constexpr int kStridedStorageAlignmentBytes = 64;
+
+// Node::storage_alignment for node `n`: whether a consumer reads it at a stride of two or more
+// along its innermost dimension (a downsample, a pool), in elements of its narrowest type.
+int64_t storage_alignment(const FunctionDAG &dag, int n) {
+    const Node &node = dag.nodes[size_t(n)];
+    if (node.is_input || node.is_output || node.is_extern || node.dimensions == 0) return 1;
+    bool strided = false;
+    for (int e : node.outgoing_edges) {
+        for (const Jacobian &j : dag.edges[size_t(e)].jacobians) {
+            if (j.producer_dims() == 0) continue;
+            for (const JacobianEntry &entry : j.entries[0])
+                strided = strided || (entry && std::abs(entry->value()) > 1);
+        }
+    }
+    if (!strided) return 1;
+    int bytes = kStridedStorageAlignmentBytes;
+    for (const Type &t : node.types) bytes = std::min(bytes, std::max(1, t.bytes()));
+    return kStridedStorageAlignmentBytes / bytes;
+}
+
+} // namespace
+
 int FunctionDAG::node_index(const std::string &name) const {
     for (size_t i = 0; i < nodes.size(); i++) {
         if (nodes[i].name == name) return int(i);
@@ -999,6 +1033,7 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
             }
         }
     }
+    for (size_t ni = 0; ni < dag.nodes.size(); ni++) dag.nodes[ni].storage_alignment = storage_alignment(dag, int(ni));
     return dag;
 }
 

@@ -137,7 +137,14 @@ struct Node {
     // that bounds inference cannot bound, and the region of a Func nothing reads.
     std::vector<Span> estimated_region;
     Halide::Internal::Function func; // undefined for inputs
+    // Elements to which a schedule pads the innermost dimension of this Func's storage where it
+    // is stored inside another Func's loops (apply.h says why: Halide 14's strided loads); 1 for
+    // none. Set for a Func some consumer reads at a stride of two or more along that dimension.
+    int64_t storage_alignment = 1;
     int64_t bytes_per_point() const;
+    // What is allocated for `region` stored inside a loop nest: its innermost extent padded to
+    // storage_alignment.
+    std::vector<Span> stored_region(std::vector<Span> region) const;
     // Grows `region`, the part of the Func its consumers need, by what its update stages read of
     // it (the pure definition computes that too) and, with `writes`, what they write (Halide
     // allocates that as well). Updates loop over `region` as given.

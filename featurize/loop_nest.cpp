@@ -658,11 +658,14 @@ private:
         for (int n : nodes) {
             if (!needed_[size_t(n)]) continue;
             // Stored where computed (storage_error).
-            const LoopNestBounds::Realization here = ctx.realization(n, nest_.funcs[size_t(n)].store);
+            const Site &store = nest_.funcs[size_t(n)].store;
+            const LoopNestBounds::Realization here = ctx.realization(n, store);
             if (!here.allocated) continue; // only consumers that are skipped here load it
             m.sums[realizations(n)] += 1;
             double &realized = m.realized[size_t(n)];
-            realized = std::max(realized, double(region_points(here.region)));
+            const int64_t allocated =
+                region_points(store.kind == Site::At ? dag_.nodes[size_t(n)].stored_region(here.region) : here.region);
+            realized = std::max(realized, double(allocated));
             if (!here.produced) continue; // allocated, but no consumer reads it here
             m.sums[productions(n)] += 1;
             for (size_t s = 0; s < dag_.nodes[size_t(n)].stages.size(); s++) {

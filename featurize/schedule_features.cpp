@@ -74,8 +74,9 @@ public:
         for (size_t i = 0; i < dag.nodes.size(); i++) {
             const FuncSchedule &fs = nest.funcs[i];
             if (dag.nodes[i].is_output || (fs.store.kind != Site::Root && fs.store.kind != Site::At)) continue;
-            allocations_.push_back(
-                {fs.store, points(b_.region(int(i), fs.store)) * double(dag.nodes[i].bytes_per_point())});
+            const Region &r = b_.region(int(i), fs.store);
+            allocations_.push_back({fs.store, points(fs.store.kind == Site::At ? dag.nodes[i].stored_region(r) : r) *
+                                                  double(dag.nodes[i].bytes_per_point())});
         }
     }
 
@@ -331,7 +332,8 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     // Footprints.
     const Region produced = b_.region(s.node, fs.compute);
     f.bytes_at_realization = totals_.realized_points[size_t(s.node)] * bpp(s.node); // the largest, as allocated
-    f.innermost_bytes_at_realization = innermost(stored) * bpp(s.node);
+    f.innermost_bytes_at_realization =
+        innermost(fs.store.kind == Site::At ? n.stored_region(stored) : stored) * bpp(s.node);
     f.bytes_at_production = points(produced) * bpp(s.node);
     f.innermost_bytes_at_production = innermost(produced) * bpp(s.node);
     f.bytes_at_task = points(task_region) * bpp(s.node);

@@ -584,4 +584,76 @@ TEST(FloatToIntegerCasts, AreNeverInlined) {
 }
 
 } // namespace
+// Halide 14 loads a stride-2 vector as a dense vector twice as wide, and may mark that load
+// aligned when it is not: a row of odd extent (31 = 2 x 15 + 1, what a downsample by 2 of 16
+// lanes reads) read at a constant row offset under an unrolled loop, in a stack allocation. An
+// aligned 64-byte load at such an address faults on AVX-512 (this schedule segfaulted in a
+// dataset run). Padding the row to 64 bytes (align_storage) makes every row start aligned; the
+// DAG asks for it on exactly the Funcs read at a stride, and a nest storing one inside a loop
+// gets the directive, its features count the padded allocation, and the output is right.
+struct StridedReader {
+    Halide::Var x{"x"}, c{"c"};
+    Halide::Func f{"f"}, dense{"dense"}, g{"g"};
+    Halide::Buffer<float> in{1000, 4};
+    Halide::Pipeline pipeline;
+    StridedReader() {
+        in.for_each_element([&](int i, int j) { in(i, j) = float(i % 97) + 0.5f * float(j); });
+        f(x, c) = in(Halide::clamp(x, 0, 999), Halide::clamp(c, 0, 3)) * 2.0f;
+        dense(x, c) = f(x, c) + 1.0f;            // unit stride: no padding needed
+        g(x, c) = f(2 * x, c) + dense(x + 1, c); // stride 2 along x
+        g.set_estimates({{0, 256}, {0, 4}});
+        pipeline = Halide::Pipeline(g);
+    }
+    Halide::Buffer<float> run() { return pipeline.realize({256, 4}, strict_target()); }
+};
+
+TEST(StridedReads, OddRowsArePaddedToAlignedStorage) {
+    StridedReader root;
+    root.f.compute_root();
+    root.dense.compute_root();
+    const Halide::Buffer<float> expected = root.run();
+
+    StridedReader plain;
+    const FunctionDAG dag = FunctionDAG::build(plain.pipeline);
+    const int f = dag.node_index(plain.f.name()), dense = dag.node_index(plain.dense.name());
+    ASSERT_GE(f, 0);
+    ASSERT_GE(dense, 0);
+    EXPECT_EQ(dag.nodes[size_t(f)].storage_alignment, 16); // 64 bytes of float32
+    EXPECT_EQ(dag.nodes[size_t(dense)].storage_alignment, 1);
+    EXPECT_EQ(dag.nodes[size_t(dag.node_index(plain.g.name()))].storage_alignment, 1); // the output's buffer is the caller's
+
+    // The reproducer, scheduled by hand: f's rows of 31 floats, the second row read at offset 31.
+    StridedReader by_hand;
+    Halide::Var xo("xo"), co("co"), ci("ci");
+    by_hand.g.split(by_hand.x, xo, by_hand.x, 16)
+        .split(by_hand.c, co, ci, 2)
+        .reorder(by_hand.x, ci, xo, co)
+        .vectorize(by_hand.x)
+        .unroll(ci);
+    by_hand.f.compute_at(by_hand.g, xo).vectorize(by_hand.x, 16, Halide::TailStrategy::GuardWithIf);
+    by_hand.f.align_storage(by_hand.x, int(dag.nodes[size_t(f)].storage_alignment));
+    EXPECT_EQ(sampler::compare_buffers(expected, by_hand.run()), "");
+
+    // Nests that store f inside g's loops get the directive, and their features count the padding.
+    const Halide::Target target = strict_target();
+    int stored_inside = 0;
+    for (uint64_t seed = 0; seed < 40 && stored_inside < 3; seed++) {
+        StridedReader r;
+        const FunctionDAG d = FunctionDAG::build(r.pipeline);
+        const LoopNest nest = random_loop_nest(d, target, seed);
+        const FuncSchedule &fs = nest.funcs[size_t(d.node_index(r.f.name()))];
+        const bool aligned = schedule_source(d, nest).find("align_storage") != std::string::npos;
+        EXPECT_EQ(aligned, fs.store.kind == Site::At) << schedule_source(d, nest);
+        if (!aligned) continue;
+        stored_inside++;
+        const std::vector<StageFeatures> predicted = compute_schedule_features(d, nest, target);
+        apply(d, nest);
+        AgreementReport report(0.0);
+        report.add(d, nest, predicted, measure_lowered(r.pipeline, d, target), "strided");
+        EXPECT_EQ(report.feature("bytes_at_realization").exact, report.feature("bytes_at_realization").compared);
+        EXPECT_EQ(sampler::compare_buffers(expected, r.run()), "") << schedule_source(d, nest);
+    }
+    EXPECT_GT(stored_inside, 0);
+}
+
 } // namespace schedforge::featurize
