@@ -5,6 +5,7 @@
 #include "tools/files.h"
 #include "tools/progress.h"
 
+#include "sampler/search_options.h"
 #include "trainer/train.h"
 
 #include <cstdio>
@@ -37,13 +38,16 @@ bool plot_predictions(const std::string &csv, const std::string &png, const std:
 int main(int argc, char **argv) {
     CLI::App app{"Train the cost model on HDF5 datasets and write a weights file.", "train-cost-model"};
     std::vector<std::string> data;
-    std::string weights_in, weights_out, report_dir, loss_name = "throughput";
+    std::string weights_in, weights_out, report_dir, loss_name = "throughput", coefficients_config;
     int64_t random_init = -1;
     st::TrainOptions options;
     double validation_fraction = 0.2;
     app.add_option("--data", data, "dataset files (generate-dataset's HDF5)")->required()->expected(1, -1);
     app.add_option("--weights-in", weights_in, "start from these weights");
     app.add_option("--random-init", random_init, "start from random weights, uniform in [-0.5, 0.5], from SEED");
+    app.add_option("--from-coefficients", coefficients_config,
+                   "start from the manual model with this search config's coefficients (e.g. a calibrated one), "
+                   "learning corrections to it; the heads start from --random-init's seed (default 0)");
     app.add_option("--weights-out", weights_out, "the weights file to write")->required();
     app.add_option("--epochs", options.epochs, "passes over the training pipelines")->capture_default_str();
     app.add_option("--lr", options.learning_rate, "Adam's learning rate")->capture_default_str();
@@ -58,8 +62,8 @@ int main(int argc, char **argv) {
                    "WEIGHTS_OUT.report)");
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         using schedforge::UserError;
-        if (weights_in.empty() == (random_init < 0))
-            throw UserError("give exactly one of --weights-in and --random-init");
+        if (weights_in.empty() == (random_init < 0 && coefficients_config.empty()))
+            throw UserError("give --weights-in, or --random-init and/or --from-coefficients");
         if (options.epochs < 0) throw UserError("--epochs must not be negative");
         if (!(options.learning_rate > 0)) throw UserError("--lr must be positive");
         if (!(validation_fraction >= 0 && validation_fraction < 1))
@@ -70,8 +74,15 @@ int main(int argc, char **argv) {
         schedforge::tools::require_parent_folder(weights_out);
         if (report_dir.empty()) report_dir = weights_out + ".report";
 
+        const uint64_t init_seed = uint64_t(std::max<int64_t>(random_init, 0));
         const st::Weights start =
-            weights_in.empty() ? st::Weights::random(uint64_t(random_init)) : st::Weights::load(weights_in);
+            !weights_in.empty() ? st::Weights::load(weights_in)
+            : coefficients_config.empty()
+                ? st::Weights::random(init_seed)
+                : st::Weights::from_coefficients(
+                      schedforge::sampler::load_search_options(coefficients_config).coefficients, init_seed,
+                      "the manual model with the coefficients of " + coefficients_config + ", heads from seed " +
+                          std::to_string(init_seed));
         st::LoadReport loaded;
         st::TrainingData train_set, validation;
         st::load_training_split(data, validation_fraction, train_set, validation, &loaded);

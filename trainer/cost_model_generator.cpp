@@ -74,7 +74,7 @@ Func forward(const NetworkInputs &in, const Weights &w) {
     conv1(n, c, s) = head1_part(c, s);
     conv1(n, c, s) += w[Tensor::Filter1](c, kHead1Channels + r_head2) * head2(n, r_head2, s) * fan_in_scale(kEmbedding);
     Func coefficient("coefficient");
-    coefficient(n, c, s) = max(conv1(n, c, s), 0.0f);
+    coefficient(n, c, s) = max(conv1(n, c, s), 0.0f) * exp(w[Tensor::TermLogScale](c));
 
     // The hand-designed terms, compute and load terms spread over the cores the stage uses.
     const featurize::CostTermInputs<Expr> x = featurize::cost_term_inputs<Expr>(
@@ -137,6 +137,7 @@ public:
     GeneratorInput<Buffer<float>> head2_bias{"head2_bias", 1 + state_dims};
     GeneratorInput<Buffer<float>> filter1{"filter1", 2 + state_dims};
     GeneratorInput<Buffer<float>> bias1{"bias1", 1 + state_dims};
+    GeneratorInput<Buffer<float>> term_log_scale{"term_log_scale", 1 + state_dims};
 
 protected:
     NetworkInputs network_inputs() {
@@ -150,7 +151,7 @@ public:
 
     void generate() {
         Weights w;
-        for (auto *b : {&head1_filter, &head1_bias, &head2_filter, &head2_bias, &filter1, &bias1}) {
+        for (auto *b : {&head1_filter, &head1_bias, &head2_filter, &head2_bias, &filter1, &bias1, &term_log_scale}) {
             w.tensors.emplace_back(*b);
         }
         prediction = forward(network_inputs(), w);
@@ -174,14 +175,17 @@ public:
     Output<Buffer<float>> head1_filter_out{"head1_filter_out", 3}, head1_bias_out{"head1_bias_out", 2};
     Output<Buffer<float>> head2_filter_out{"head2_filter_out", 3}, head2_bias_out{"head2_bias_out", 2};
     Output<Buffer<float>> filter1_out{"filter1_out", 3}, bias1_out{"bias1_out", 2};
+    Output<Buffer<float>> term_log_scale_out{"term_log_scale_out", 2};
 
     void generate() {
-        const std::vector<Input<Buffer<float>> *> states = {&head1_filter, &head2_filter, &filter1,
-                                                            &head1_bias,   &head2_bias,   &bias1};
-        const std::vector<Output<Buffer<float>> *> next = {&head1_filter_out, &head2_filter_out, &filter1_out,
-                                                           &head1_bias_out,   &head2_bias_out,   &bias1_out};
+        const std::vector<Input<Buffer<float>> *> states = {&head1_filter, &head2_filter, &filter1,       &head1_bias,
+                                                            &head2_bias,   &bias1,        &term_log_scale};
+        const std::vector<Output<Buffer<float>> *> next = {&head1_filter_out,  &head2_filter_out, &filter1_out,
+                                                           &head1_bias_out,    &head2_bias_out,   &bias1_out,
+                                                           &term_log_scale_out};
         const std::vector<Tensor> order = {Tensor::Head1Filter, Tensor::Head2Filter, Tensor::Filter1,
-                                           Tensor::Head1Bias,   Tensor::Head2Bias,   Tensor::Bias1};
+                                           Tensor::Head1Bias,   Tensor::Head2Bias,   Tensor::Bias1,
+                                           Tensor::TermLogScale};
         Var a("a"), b("b"), k("k");
         Weights w;
         w.tensors.resize(kNumTensors);

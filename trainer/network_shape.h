@@ -3,8 +3,15 @@
 //
 //   pipeline features [441] --(sigmoid-positive weights)--> head 1 embedding [8]
 //   log(1 + schedule features) [39] --> linear --> ReLU --> head 2 embedding [24]
-//   stacked [32] --> linear --> ReLU --> coefficients [27] of the hand-designed cost terms
+//   stacked [32] --> linear --> ReLU --> x exp(term_log_scale) --> coefficients [27] of the
+//                                                                   hand-designed cost terms
 //   stage cost = sum_i coefficient_i * term_i (featurize/cost_terms.h); state cost = sum over stages
+//
+// term_log_scale [27] gives each coefficient its own scale, trained like every other weight. A
+// random start sets it to zero (scale 1); a start from the manual model's coefficients sets it to
+// their logarithms with the last layer giving exactly 1, so that training starts from the manual
+// model and learns a correction per stage, and Adam's steps change each coefficient by a
+// similar fraction although the coefficients span eight orders of magnitude.
 //
 // Buffers are laid out innermost first, as Halide indexes them: a head's filter is (channel,
 // feature), schedule features are (state, feature, stage) so that a batch vectorizes over states.
@@ -28,7 +35,7 @@ inline constexpr int kEmbedding = kHead1Channels + kHead2Channels;
 inline constexpr int kTerms = featurize::kNumCostTerms;
 
 // The weight tensors, in file and argument order.
-enum class Tensor : int { Head1Filter, Head1Bias, Head2Filter, Head2Bias, Filter1, Bias1, Count };
+enum class Tensor : int { Head1Filter, Head1Bias, Head2Filter, Head2Bias, Filter1, Bias1, TermLogScale, Count };
 inline constexpr int kNumTensors = int(Tensor::Count);
 
 struct TensorShape {
@@ -46,6 +53,7 @@ inline const std::array<TensorShape, kNumTensors> &tensor_shapes() {
         {"head2_bias", 1, {kHead2Channels, 1}},
         {"filter1", 2, {kTerms, kEmbedding}},
         {"bias1", 1, {kTerms, 1}},
+        {"term_log_scale", 1, {kTerms, 1}},
     }};
     return shapes;
 }

@@ -6,6 +6,8 @@
 #include "datasets/schema.h"
 #include "generator/rng.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -58,9 +60,22 @@ Weights Weights::random(uint64_t seed) {
     gen::Rng rng(gen::derive_seed(seed, 0x77656967687473ULL)); // "weights"
     for (int t = 0; t < kNumTensors; t++) {
         w.tensors[size_t(t)].resize(size_t(tensor_shapes()[size_t(t)].size()));
+        if (Tensor(t) == Tensor::TermLogScale) continue; // zero: drawn last, so the others keep their draws
         for (float &v : w.tensors[size_t(t)]) v = float(rng.uniform01() - 0.5);
     }
     w.origin = "random initialization, uniform in [-0.5, 0.5], seed " + std::to_string(seed);
+    return w;
+}
+
+Weights Weights::from_coefficients(const std::array<double, kTerms> &coefficients, uint64_t seed,
+                                   const std::string &origin) {
+    Weights w = random(seed);
+    std::fill(w[Tensor::Filter1].begin(), w[Tensor::Filter1].end(), 0.0f);
+    std::fill(w[Tensor::Bias1].begin(), w[Tensor::Bias1].end(), 1.0f);
+    for (int i = 0; i < kTerms; i++) {
+        w[Tensor::TermLogScale][size_t(i)] = float(std::log(std::max(coefficients[size_t(i)], kMinCoefficient)));
+    }
+    w.origin = origin;
     return w;
 }
 
@@ -103,7 +118,7 @@ Weights Weights::deserialize(const std::string &bytes, const std::string &path) 
     common::ByteReader in(body);
     for (size_t i = 0; i < sizeof(kMagic); i++) in.get<char>();
     const uint32_t version = in.get<uint32_t>();
-    if (version != uint32_t(kWeightsFormatVersion)) {
+    if (version != 1 && version != uint32_t(kWeightsFormatVersion)) {
         fail("format version " + std::to_string(version) + ", this build reads version " +
              std::to_string(kWeightsFormatVersion));
     }
@@ -131,8 +146,10 @@ Weights Weights::deserialize(const std::string &bytes, const std::string &path) 
     w.commit = value("commit");
     w.created = value("created");
     w.origin = value("origin");
-    if (in.get<uint64_t>() != uint64_t(kNumTensors)) fail("wrong number of tensors");
-    for (int t = 0; t < kNumTensors; t++) {
+    const int tensors = version == 1 ? kNumTensors - 1 : kNumTensors; // version 1: no term_log_scale
+    if (in.get<uint64_t>() != uint64_t(tensors)) fail("wrong number of tensors");
+    w[Tensor::TermLogScale].assign(size_t(kTerms), 0.0f);
+    for (int t = 0; t < tensors; t++) {
         const TensorShape &shape = tensor_shapes()[size_t(t)];
         const std::string name = in.get_string();
         if (name != shape.name)

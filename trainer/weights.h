@@ -1,8 +1,11 @@
-// The cost model's weights and their file format (version 1).
+// The cost model's weights and their file format (version 2).
+//
+// Version 1 files lack the last tensor, term_log_scale (network_shape.h); they load with it zero,
+// which is the network they were trained as.
 //
 // A weights file is binary, little-endian:
 //   "SFWEIGHT"                      8-byte magic
-//   uint32 format version           1
+//   uint32 format version           2
 //   string header                   "key = value" lines (below)
 //   uint64 tensor count, then per tensor: string name, uint64 rank, uint64 dims[rank] (innermost
 //                                   first), float32 values
@@ -26,7 +29,7 @@
 
 namespace schedforge::trainer {
 
-inline constexpr int kWeightsFormatVersion = 1;
+inline constexpr int kWeightsFormatVersion = 2;
 
 // "schedforge-cost-model head1=8 head2=24 terms=27 pipeline=441 schedule=39"
 std::string network_signature();
@@ -42,7 +45,15 @@ struct Weights {
 
     // Uniform in [-0.5, 0.5] from `seed` (the source paper's §5 starting point), the same on
     // every machine (SplitMix64 draws, no std:: distributions).
+    // term_log_scale is zero (every coefficient at the scale of the last layer).
     static Weights random(uint64_t seed);
+    // The manual model with `coefficients` (nanoseconds per unit of each cost term), as this
+    // network: the last layer's weights zero and its biases one, term_log_scale the
+    // coefficients' logarithms (a zero coefficient becomes kMinCoefficient). The heads start as
+    // random(seed)'s. Training from here learns corrections to the manual model.
+    static Weights from_coefficients(const std::array<double, kTerms> &coefficients, uint64_t seed,
+                                     const std::string &origin);
+    static constexpr double kMinCoefficient = 1e-9;
     static Weights load(const std::string &path);
     void save(const std::string &path) const;
     // The file's bytes (what save() writes).

@@ -6,6 +6,8 @@
 #include "sampler/calibrate.h"
 #include "sampler/search_options.h"
 #include "tests/support/commands.h"
+#include "trainer/model.h"
+#include "trainer/train.h"
 
 #include "generator/rng.h"
 
@@ -116,6 +118,26 @@ TEST(Calibrate, TermsTheDataNeverExercisesKeepTheirStart) {
         const Coefficients fitted = calibrate(data, start, options);
         EXPECT_DOUBLE_EQ(fitted[0], start[0]) << steps;
         EXPECT_DOUBLE_EQ(fitted[1], start[1]) << steps;
+    }
+}
+
+// The learned model started from a set of coefficients (Weights::from_coefficients) is the
+// manual model with them, whatever its heads' random weights: training starts from there.
+TEST(Calibrate, LearnedModelFromCoefficientsPredictsAsTheManualModel) {
+    Coefficients c = SearchOptions().coefficients;
+    gen::Rng rng(5);
+    for (double &v : c) v *= std::exp2(8 * rng.uniform01() - 4);
+    c[1] = 0; // a term switched off stays (almost) off
+    const tr::TrainingData data = synthetic_data(c, 6, 10, 3);
+    for (uint64_t seed : {0, 1}) {
+        const tr::Model model(tr::Weights::from_coefficients(c, seed, "test"));
+        const std::vector<tr::PipelinePredictions> predicted = tr::predict_all(model, data);
+        for (size_t p = 0; p < data.pipelines.size(); p++) {
+            for (size_t s = 0; s < data.pipelines[p].runtimes.size(); s++) {
+                const double manual = manual_prediction(data.pipelines[p], s, c) * tr::kSecondsToModelUnits;
+                EXPECT_NEAR(predicted[p].predicted[s], manual, 1e-4 * manual) << "pipeline " << p << " schedule " << s;
+            }
+        }
     }
 }
 

@@ -64,7 +64,7 @@ inline std::vector<double> reference_forward(const WeightsD &w, const PipelineIn
                 v += sum / std::sqrt(double(kEmbedding));
                 const double term =
                     o < featurize::kNumParallelCostTerms ? terms[size_t(o)] / speedup : terms[size_t(o)];
-                costs[size_t(n)] += std::max(v, 0.0) * term;
+                costs[size_t(n)] += std::max(v, 0.0) * std::exp(W(Tensor::TermLogScale, o)) * term;
             }
         }
     }

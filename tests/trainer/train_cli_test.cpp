@@ -77,6 +77,15 @@ TEST(TrainCostModelCli, TrainsWritesReportsAndTheSearchUsesTheWeights) {
                                   " --epochs 1 --report " + (dir / "r2").string()));
     ASSERT_EQ(r2.exit_code, 0) << r2.out << r2.err;
     EXPECT_NE(Weights::load(again).origin.find("from: train-cost-model"), std::string::npos);
+    // From a search config's coefficients: epoch 0 is that manual model, and the origin says so.
+    const std::string warm = (dir / "w3.weights").string();
+    const std::string coefficients = std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/search/default.yaml";
+    const auto r3 = run(train_cli("--data " + data + " --from-coefficients " + coefficients + " --weights-out " + warm +
+                                  " --epochs 1 --report " + (dir / "r3").string()));
+    ASSERT_EQ(r3.exit_code, 0) << r3.out << r3.err;
+    EXPECT_NE(Weights::load(warm).origin.find("the manual model with the coefficients of " + coefficients),
+              std::string::npos)
+        << Weights::load(warm).origin;
     const auto s = run(schedforge::testing::autoschedule("--pipeline 3 --config " + schedforge::testing::kSmallConfig +
                                                          " --beam 4 --passes 1 --check --weights " + again));
     ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
@@ -87,7 +96,13 @@ TEST(TrainCostModelCli, BadInputsAreUserErrors) {
     const fs::path dir = scratch("train_cli_errors");
     const std::string data = write_dataset(dir);
     const std::string out = (dir / "o.weights").string();
-    expect_user_error(run(train_cli("--data " + data + " --weights-out " + out)), "exactly one of");
+    expect_user_error(run(train_cli("--data " + data + " --weights-out " + out)), "give --weights-in, or");
+    expect_user_error(run(train_cli("--data " + data + " --weights-in " + out + " --from-coefficients " +
+                                    (dir / "s.yaml").string() + " --weights-out " + out)),
+                      "give --weights-in, or");
+    expect_user_error(run(train_cli("--data " + data + " --from-coefficients " + (dir / "none.yaml").string() +
+                                    " --weights-out " + out)),
+                      "none.yaml");
     expect_user_error(run(train_cli("--data " + (dir / "none.h5").string() + " --random-init 1 --weights-out " + out)),
                       "none.h5");
     expect_user_error(run(train_cli("--data " + data + " --random-init 1 --weights-out " + out + " --lr 0")), "--lr");
@@ -119,7 +134,7 @@ TEST(LearningCurveCli, GrowsTheTrainingSetAndScoresTheSameHeldOutPipelines) {
     const auto r = run(tool + " --out " + out + " --sizes 1,0.5 --epochs 3 --validation-fraction 0.25");
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     const std::string csv = read_file(fs::path(out) / "curve.csv");
-    EXPECT_EQ(count_lines(csv), 7u) << csv; // header + 2 sizes x 3 models
+    EXPECT_EQ(count_lines(csv), 9u) << csv; // header + 2 sizes x 4 models
     std::istringstream lines(csv);
     std::string line;
     std::getline(lines, line);
@@ -133,7 +148,7 @@ TEST(LearningCurveCli, GrowsTheTrainingSetAndScoresTheSameHeldOutPipelines) {
         std::getline(cells, schedules, ',');
         rows[model].push_back({std::stoi(pipelines), std::stoi(schedules)});
     }
-    ASSERT_EQ(rows.size(), 3u) << csv;
+    ASSERT_EQ(rows.size(), 4u) << csv;
     for (const auto &[model, points] : rows) {
         ASSERT_EQ(points.size(), 2u) << model;
         EXPECT_LT(points[0].first, points[1].first) << model; // sizes sorted, nested prefixes
