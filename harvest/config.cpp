@@ -14,6 +14,7 @@ const char *fault_name(FaultKind k) {
     case FaultKind::Hang: return "hang";
     case FaultKind::OutOfMemory: return "oom";
     case FaultKind::CompileError: return "compile_error";
+    case FaultKind::WrongOutput: return "wrong_output";
     }
     return "?";
 }
@@ -116,13 +117,14 @@ HarvestConfig parse_harvest_config(const std::string &yaml_text, const std::stri
                 r.on("kind", [&](const YAML::Node &m, const std::string &mk) {
                     const std::string kind = yaml::text(m, mk, source);
                     bool found = false;
-                    for (FaultKind fk :
-                         {FaultKind::Crash, FaultKind::Hang, FaultKind::OutOfMemory, FaultKind::CompileError}) {
+                    for (FaultKind fk : {FaultKind::Crash, FaultKind::Hang, FaultKind::OutOfMemory,
+                                         FaultKind::CompileError, FaultKind::WrongOutput}) {
                         if (kind == fault_name(fk)) f.kind = fk, found = true;
                     }
                     if (!found)
-                        yaml::fail(source,
-                                   "'" + mk + "' must be crash, hang, oom or compile_error, got '" + kind + "'");
+                        yaml::fail(source, "'" + mk +
+                                               "' must be crash, hang, oom, compile_error or wrong_output, got '" +
+                                               kind + "'");
                 });
                 r.run();
                 c.faults.push_back(f);

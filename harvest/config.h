@@ -17,7 +17,8 @@
 namespace schedforge::harvest {
 
 // A sample made to fail on purpose (tests of the run's robustness).
-enum class FaultKind { Crash, Hang, OutOfMemory, CompileError };
+// WrongOutput: the scheduled pipeline's output, changed (a schedule that computes the wrong thing).
+enum class FaultKind { Crash, Hang, OutOfMemory, CompileError, WrongOutput };
 struct Fault {
     int64_t pipeline = 0; // pipeline index in the run
     int64_t sample = 0;   // sample index within the pipeline

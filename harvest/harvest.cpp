@@ -65,7 +65,19 @@ void inject(FaultKind kind) {
         break;
     }
     case FaultKind::CompileError: throw Halide::CompileError("injected compile error");
+    case FaultKind::WrongOutput: break; // changes the pipeline instead (wrong_output_of)
     }
+}
+
+// The scheduled output times two plus three (beyond any tolerance), as the pipeline of `job`: a
+// schedule that computes the wrong thing under any compiler flags.
+void wrong_output_of(ss::PreparedJob &job) {
+    Halide::Func out = job.pipeline.outputs()[0];
+    out.compute_root(); // no longer the output: keep it computed, with its schedule
+    Halide::Func wrong("injected_wrong_output");
+    const Halide::Type t = out.output_types()[0];
+    wrong(out.args()) = out(out.args()) * Halide::cast(t, 2) + Halide::cast(t, 3);
+    job.pipeline = Halide::Pipeline(wrong);
 }
 
 ss::PreparedJob output_of(const gen::PipelineSpec &spec, gen::BuiltPipeline &built) {
@@ -120,33 +132,103 @@ Existing read_existing(const std::string &path, const HarvestConfig &config) {
 }
 
 // Writes finished jobs in job order (results may finish out of order).
+//
+// Without StrictFloat, LLVM may fuse and reorder float operations differently per schedule, and
+// where a float becomes an integer (a cast, an index) one rounding step can move an output by
+// far more than the tolerance: every schedule of such a pipeline then "differs" from
+// compute_root's, though each computes the same function. So a sample whose output differs is
+// held back, and after the run recheck() compiles it and its compute_root reference again with
+// StrictFloat (no timing) and compares those: a match makes it ok, with a note; a difference
+// there too keeps it wrong_output. Held-back samples are written last; a run stopped before the
+// recheck leaves them unwritten, and --resume runs them again.
 class InOrderWriter {
 public:
     InOrderWriter(ds::DatasetWriter &writer, const std::vector<PlannedPipeline> &plan, const std::vector<JobInfo> &jobs,
-                  const Existing &existing, int64_t integer_tolerance, HarvestStats &stats,
+                  const Existing &existing, int64_t integer_tolerance, bool recheck_strict, HarvestStats &stats,
                   const HarvestProgress &on_sample)
         : writer_(writer), plan_(plan), jobs_(jobs), rows_(existing.pipeline_rows), tolerance_(integer_tolerance),
-          stats_(stats), on_sample_(on_sample) {}
+          recheck_strict_(recheck_strict), stats_(stats), on_sample_(on_sample) {}
 
     void done(size_t job, ss::JobResult &result) {
         pending_.emplace(job, std::move(result));
         for (auto it = pending_.find(next_); it != pending_.end(); it = pending_.find(next_)) {
             const auto start = Clock::now();
-            write(jobs_[next_], it->second);
+            write(next_, it->second);
             stats_.write_seconds += seconds_since(start);
             pending_.erase(it);
             next_++;
         }
     }
 
+    // Runs `jobs` (the run's, by index) of the held-back samples and their references again with
+    // StrictFloat, then writes the samples.
+    void recheck(const std::vector<ss::BenchmarkJob> &jobs, ss::RunnerOptions options, const std::atomic<bool> *stop) {
+        if (held_.empty() || (stop && *stop)) return;
+        options.target = Halide::Target(options.target).with_feature(Halide::Target::StrictFloat).to_string();
+        options.timing.warmup_runs = 0; // the output is what counts, not the time
+        options.timing.min_samples = options.timing.max_samples = 1;
+        std::vector<ss::BenchmarkJob> strict;
+        std::map<size_t, size_t> strict_index; // the run's job index -> strict's
+        for (const Held &h : held_) {
+            for (size_t k : {h.reference_job, h.job}) {
+                if (!strict_index.emplace(k, strict.size()).second) continue;
+                strict.push_back(jobs[k]);
+                strict.back().return_output = true;
+            }
+        }
+        const std::vector<ss::JobResult> results = ss::run_jobs(strict, options, {}, stop);
+        for (Held &h : held_) {
+            const ss::JobResult &ref = results[strict_index.at(h.reference_job)], &r = results[strict_index.at(h.job)];
+            if (ref.status == ss::JobStatus::Cancelled || r.status == ss::JobStatus::Cancelled) continue; // --resume
+            std::string verdict;
+            if (ref.status != ss::JobStatus::Ok || !ref.output) {
+                verdict = "compute_root failed under StrictFloat: " + ref.message;
+            } else if (r.status != ss::JobStatus::Ok || !r.output) {
+                verdict = std::string("under StrictFloat: ") + ss::status_name(r.status) + " " + r.message;
+            } else {
+                verdict = ss::compare_buffers(*ref.output, *r.output, tolerance_, abs_tolerance(h.reference_scale));
+                if (verdict.empty()) {
+                    h.record.status = ds::Status::Ok;
+                    h.record.message = "fast-math rounding: " + h.record.message +
+                                       "; with StrictFloat the output matches compute_root's";
+                    record_times(h.result, h.record); // the first run's timing, now that it is ok
+                } else {
+                    verdict = "with StrictFloat too: " + verdict;
+                }
+            }
+            if (!verdict.empty()) h.record.message += " (" + verdict + ")";
+            add(h.record);
+        }
+    }
+
 private:
-    void write(const JobInfo &job, ss::JobResult &r) {
+    struct Held {
+        size_t job, reference_job;
+        ds::ScheduleRecord record;
+        double reference_scale;
+        ss::JobResult result; // without its output
+    };
+
+    static double abs_tolerance(double reference_scale) {
+        return std::max(ss::kFloatAbsTol, ss::kFloatRelTol * reference_scale);
+    }
+
+    void add(const ds::ScheduleRecord &s) {
+        writer_.add_schedule(s);
+        stats_.samples_written++;
+        stats_.by_status[size_t(s.status)]++;
+        if (on_sample_) on_sample_(stats_);
+    }
+
+    void write(size_t index, ss::JobResult &r) {
+        const JobInfo &job = jobs_[index];
         if (r.status == ss::JobStatus::Cancelled) return;
         stats_.search_seconds += r.prepare_seconds;
         stats_.compile_seconds += r.compile_seconds;
         stats_.benchmark_seconds += r.benchmark_seconds;
         const PlannedPipeline &p = plan_[job.pipeline];
         if (job.sample < 0) {
+            reference_job_ = index;
             write_pipeline(p, r);
             return;
         }
@@ -165,17 +247,22 @@ private:
             s.predicted_cost = p.cost;
             s.features = std::move(p.features);
         }
+        bool hold = false;
         if (s.status == ds::Status::Ok && reference_ && r.output) {
-            const double abs_tolerance = std::max(ss::kFloatAbsTol, ss::kFloatRelTol * reference_scale_);
-            const std::string diff = ss::compare_buffers(*reference_, *r.output, tolerance_, abs_tolerance);
-            if (!diff.empty())
+            const std::string diff =
+                ss::compare_buffers(*reference_, *r.output, tolerance_, abs_tolerance(reference_scale_));
+            if (!diff.empty()) {
                 s.status = ds::Status::WrongOutput, s.message = "output differs from compute_root's: " + diff;
+                hold = recheck_strict_;
+            }
         }
         record_times(r, s);
-        writer_.add_schedule(s);
-        stats_.samples_written++;
-        stats_.by_status[size_t(s.status)]++;
-        if (on_sample_) on_sample_(stats_);
+        if (hold) {
+            r.output.reset();
+            held_.push_back({index, reference_job_, std::move(s), reference_scale_, std::move(r)});
+            return;
+        }
+        add(s);
     }
 
     void write_pipeline(const PlannedPipeline &p, ss::JobResult &r) {
@@ -202,12 +289,15 @@ private:
     const std::vector<JobInfo> &jobs_;
     std::map<uint64_t, uint64_t> rows_;
     int64_t tolerance_;
+    bool recheck_strict_;
     HarvestStats &stats_;
     const HarvestProgress &on_sample_;
     std::map<size_t, ss::JobResult> pending_;
     size_t next_ = 0;
     std::optional<Halide::Buffer<>> reference_; // of the pipeline being written
     double reference_scale_ = 0;
+    size_t reference_job_ = 0; // its job
+    std::vector<Held> held_;   // samples whose output differs, for recheck()
 };
 
 } // namespace
@@ -310,6 +400,7 @@ HarvestStats run_harvest(const HarvestConfig &config, const std::string &out_pat
                 const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
                 ss::ScheduledPipeline scheduled = ss::schedule_pipeline(dag, target, search);
                 job.payload = schedule_payload(scheduled);
+                if (fault == FaultKind::WrongOutput) wrong_output_of(job);
                 if (fault) job.before_compile = [kind = *fault]() { inject(kind); };
                 return job;
             };
@@ -319,9 +410,11 @@ HarvestStats run_harvest(const HarvestConfig &config, const std::string &out_pat
     }
 
     if (on_sample) on_sample(stats);
-    InOrderWriter out(*writer, plan, infos, existing, config.runner.integer_tolerance, stats, on_sample);
+    const bool strict = Halide::Target(config.runner.target).has_feature(Halide::Target::StrictFloat);
+    InOrderWriter out(*writer, plan, infos, existing, config.runner.integer_tolerance, !strict, stats, on_sample);
     ss::run_jobs(
         jobs, config.runner, [&](size_t job, ss::JobResult &r) { out.done(job, r); }, stop);
+    out.recheck(jobs, config.runner, stop);
     writer->close();
     stats.stopped = stats.samples_present + stats.samples_written < stats.samples_planned;
     stats.wall_seconds = seconds_since(start);
