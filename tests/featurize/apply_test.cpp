@@ -620,7 +620,8 @@ TEST(StridedReads, OddRowsArePaddedToAlignedStorage) {
     ASSERT_GE(dense, 0);
     EXPECT_EQ(dag.nodes[size_t(f)].storage_alignment, 16); // 64 bytes of float32
     EXPECT_EQ(dag.nodes[size_t(dense)].storage_alignment, 1);
-    EXPECT_EQ(dag.nodes[size_t(dag.node_index(plain.g.name()))].storage_alignment, 1); // the output's buffer is the caller's
+    EXPECT_EQ(dag.nodes[size_t(dag.node_index(plain.g.name()))].storage_alignment,
+              1); // the output's buffer is the caller's
 
     // The reproducer, scheduled by hand: f's rows of 31 floats, the second row read at offset 31.
     StridedReader by_hand;
