@@ -3,6 +3,7 @@
 #include "rng.h"
 
 #include <cassert>
+#include <cstdint>
 #include <string>
 
 namespace schedforge::gen {
@@ -47,8 +48,19 @@ Expr constant(Type t, int64_t v) {
 }
 
 // int32 add/sub/mul go through uint32 so overflow wraps instead of being undefined.
+// Two int32 constants whose uint32 operation wraps are folded here: Halide 14's simplifier
+// reports "signed integer overflow" folding int32(uint32 constant + uint32 constant) when the
+// sum wraps (-8 + -11 is 4294967288 + 4294967285), so such a pipeline compiled under no schedule
+// (generator seed 18156234139965656997). Where nothing wraps, the expression is left as it was.
 Expr arith(char op, const Expr &a, const Expr &b) {
     const Type t = a.type();
+    const int64_t *ca = Internal::as_const_int(a), *cb = Internal::as_const_int(b);
+    if (ca && cb && t == Int(32)) {
+        const uint64_t x = uint32_t(*ca), y = uint32_t(*cb); // below 2^32: the uint64 result is exact
+        const bool wraps = op == '+' ? x + y > UINT32_MAX : op == '-' ? x < y : x * y > UINT32_MAX;
+        const uint64_t exact = op == '+' ? x + y : op == '-' ? x - y : x * y;
+        if (wraps) return Expr(int32_t(uint32_t(exact))); // two's complement, as the uint32 operation
+    }
     const bool wrap = t.is_int() && t.bits() >= 32;
     Expr x = wrap ? cast(UInt(32), a) : a, y = wrap ? cast(UInt(32), b) : b;
     Expr r = op == '+' ? x + y : op == '-' ? x - y : x * y;

@@ -41,17 +41,9 @@ bool computes_float(const std::vector<ExprNode> &expr) {
     return false;
 }
 
-class ExprSemantics : public ::testing::TestWithParam<int> {};
-
-TEST_P(ExprSemantics, HalideMatchesInterpreterOnPointwiseStages) {
-    // Small pipelines of pointwise stages only, so every seed has several trees to check.
-    GeneratorConfig cfg = load_generator_config(std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/small.yaml");
-    for (FlavourMix *mix : {&cfg.imaging, &cfg.dnn}) {
-        mix->kind_weights.fill(0);
-        mix->kind_weights[int(StageKind::Pointwise)] = 1;
-    }
-    cfg.max_fan_in = 3;
-    const PipelineSpec spec = synthesize_pipeline(cfg, uint64_t(GetParam()));
+// Checks every pointwise stage of `spec` whose tree is integer-only or has a float result
+// against the interpreter (gtest failures); returns how many it checked.
+int check_pointwise_stages(const PipelineSpec &spec) {
     const Halide::Target target = schedforge::featurize::jit_target().with_feature(Halide::Target::StrictFloat);
     int checked = 0;
     for (size_t i = 0; i < spec.nodes.size(); i++) {
@@ -94,12 +86,38 @@ TEST_P(ExprSemantics, HalideMatchesInterpreterOnPointwiseStages) {
         EXPECT_EQ(mismatches, 0);
         checked++;
     }
+    return checked;
+}
+
+class ExprSemantics : public ::testing::TestWithParam<int> {};
+
+TEST_P(ExprSemantics, HalideMatchesInterpreterOnPointwiseStages) {
+    // Small pipelines of pointwise stages only, so every seed has several trees to check.
+    GeneratorConfig cfg = load_generator_config(std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/small.yaml");
+    for (FlavourMix *mix : {&cfg.imaging, &cfg.dnn}) {
+        mix->kind_weights.fill(0);
+        mix->kind_weights[int(StageKind::Pointwise)] = 1;
+    }
+    cfg.max_fan_in = 3;
+    const PipelineSpec spec = synthesize_pipeline(cfg, uint64_t(GetParam()));
+    const int checked = check_pointwise_stages(spec);
     // The pointwise-only config gives every seed a checkable stage; a seed without one would
     // check nothing, so it fails rather than passing silently.
     EXPECT_GT(checked, 0) << "no pointwise stage here is integer-only or has a float result\n" << spec.to_text();
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, ExprSemantics, ::testing::Range(0, 40));
+
+// An int32 stage adding two negative constants (-8 + -11 goes through uint32 and wraps there)
+// compiled under no schedule: Halide 14's simplifier reported signed integer overflow folding it
+// (a dataset lost every sample of this pipeline). The builder folds such constants itself.
+TEST(ExprSemantics, WrappingConstantOperandsCompileAndMatchTheInterpreter) {
+    const GeneratorConfig cfg =
+        load_generator_config(std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/default.yaml");
+    const PipelineSpec spec = synthesize_pipeline(cfg, 18156234139965656997ULL);
+    ASSERT_NE(spec.to_text().find("(add:i32 (const:i32 -8) (const:i32 -11))"), std::string::npos) << spec.to_text();
+    EXPECT_GT(check_pointwise_stages(spec), 0);
+}
 
 TEST(ExprEval, IntegerOpsWrapLikeHalide) {
     using T = ScalarType;
