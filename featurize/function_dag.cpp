@@ -631,20 +631,27 @@ namespace {
 // so that a vector load at any row's start is aligned.
 constexpr int kStridedStorageAlignmentBytes = 64;
 
-// Node::storage_alignment for node `n`: whether a consumer reads it at a stride of two or more
-// along its innermost dimension (a downsample, a pool), in elements of its narrowest type.
-int64_t storage_alignment(const FunctionDAG &dag, int n) {
-    const Node &node = dag.nodes[size_t(n)];
-    if (node.is_input || node.is_output || node.is_extern || node.dimensions == 0) return 1;
-    bool strided = false;
-    for (int e : node.outgoing_edges) {
-        for (const Jacobian &j : dag.edges[size_t(e)].jacobians) {
+// Whether node `n`'s innermost dimension may be read at a stride of two or more (a downsample, a
+// pool): by a consumer directly, or through a consumer that may be inlined and is itself read so
+// (`strided` holds the answer for every consumer: the DAG lists consumers first).
+bool read_at_stride(const FunctionDAG &dag, int n, const std::vector<bool> &strided) {
+    for (int e : dag.nodes[size_t(n)].outgoing_edges) {
+        const Edge &edge = dag.edges[size_t(e)];
+        const bool through = !dag.nodes[size_t(edge.consumer_node)].is_output && strided[size_t(edge.consumer_node)];
+        for (const Jacobian &j : edge.jacobians) {
             if (j.producer_dims() == 0) continue;
-            for (const JacobianEntry &entry : j.entries[0])
-                strided = strided || (entry && std::abs(entry->value()) > 1);
+            for (const JacobianEntry &entry : j.entries[0]) {
+                if (!entry || entry->num == 0) continue;
+                if (std::abs(entry->value()) > 1 || through) return true;
+            }
         }
     }
-    if (!strided) return 1;
+    return false;
+}
+
+// Node::storage_alignment of a node read at a stride: 64 bytes of its narrowest type.
+int64_t storage_alignment(const Node &node, bool strided) {
+    if (!strided || node.is_input || node.is_output || node.is_extern || node.dimensions == 0) return 1;
     int bytes = kStridedStorageAlignmentBytes;
     for (const Type &t : node.types) bytes = std::min(bytes, std::max(1, t.bytes()));
     return kStridedStorageAlignmentBytes / bytes;
@@ -1033,7 +1040,11 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
             }
         }
     }
-    for (size_t ni = 0; ni < dag.nodes.size(); ni++) dag.nodes[ni].storage_alignment = storage_alignment(dag, int(ni));
+    std::vector<bool> strided(dag.nodes.size(), false);
+    for (size_t ni = 0; ni < dag.nodes.size(); ni++) {
+        strided[ni] = read_at_stride(dag, int(ni), strided);
+        dag.nodes[ni].storage_alignment = storage_alignment(dag.nodes[ni], strided[ni]);
+    }
     return dag;
 }
 

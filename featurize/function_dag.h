@@ -139,7 +139,8 @@ struct Node {
     Halide::Internal::Function func; // undefined for inputs
     // Elements to which a schedule pads the innermost dimension of this Func's storage where it
     // is stored inside another Func's loops (apply.h says why: Halide 14's strided loads); 1 for
-    // none. Set for a Func some consumer reads at a stride of two or more along that dimension.
+    // none. Set for a Func some consumer reads at a stride of two or more along that dimension,
+    // directly or through consumers that may be inlined.
     int64_t storage_alignment = 1;
     int64_t bytes_per_point() const;
     // What is allocated for `region` stored inside a loop nest: its innermost extent padded to

@@ -177,6 +177,11 @@ public:
             }
         }
         const std::vector<ss::JobResult> results = ss::run_jobs(strict, options, {}, stop);
+        for (const ss::JobResult &r : results) { // the recheck's cost counts in the run's summary
+            stats_.search_seconds += r.prepare_seconds;
+            stats_.compile_seconds += r.compile_seconds;
+            stats_.benchmark_seconds += r.benchmark_seconds;
+        }
         for (Held &h : held_) {
             const ss::JobResult &ref = results[strict_index.at(h.reference_job)], &r = results[strict_index.at(h.job)];
             if (ref.status == ss::JobStatus::Cancelled || r.status == ss::JobStatus::Cancelled) continue; // --resume

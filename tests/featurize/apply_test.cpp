@@ -622,6 +622,18 @@ TEST(StridedReads, OddRowsArePaddedToAlignedStorage) {
     EXPECT_EQ(dag.nodes[size_t(dense)].storage_alignment, 1);
     EXPECT_EQ(dag.nodes[size_t(dag.node_index(plain.g.name()))].storage_alignment,
               1); // the output's buffer is the caller's
+    {
+        // Through a consumer that may be inlined: a(x) is read at stride 2 once b is inlined.
+        Halide::Func a("a"), b("b"), out("out");
+        Halide::Var x("x");
+        a(x) = Halide::cast<float>(x);
+        b(x) = a(x) * 2.0f;
+        out(x) = b(2 * x);
+        out.set_estimates({{0, 64}});
+        const FunctionDAG chain = FunctionDAG::build(Halide::Pipeline(out));
+        EXPECT_EQ(chain.nodes[size_t(chain.node_index(a.name()))].storage_alignment, 16);
+        EXPECT_EQ(chain.nodes[size_t(chain.node_index(b.name()))].storage_alignment, 16);
+    }
 
     // The reproducer, scheduled by hand: f's rows of 31 floats, the second row read at offset 31.
     StridedReader by_hand;
