@@ -119,6 +119,9 @@ inline CostTermInputs<double> cost_term_inputs(const ScheduleFeatures &f, bool i
 // Terms 0-14 (compute and loads) count the stage's total work; both models divide them by the
 // parallel speedup the stage can get: its tasks, up to the cores.
 inline constexpr int kNumParallelCostTerms = 15;
+// Terms 0-3 (compute) count points; both models multiply them by the stage's operations per point
+// (the learned one unless its weights were trained without: trainer/weights.h).
+inline constexpr int kNumComputeCostTerms = 4;
 
 // Allocations from this size up are mapped fresh from the system (and returned to it when freed)
 // by common allocators, such as glibc's malloc at its initial threshold; smaller ones reuse memory.

@@ -28,7 +28,7 @@ std::array<double, sf::kNumCostTerms> manual_cost_factors(const sf::CostTermInpu
     std::array<double, sf::kNumCostTerms> f = sf::cost_terms(x);
     const double speedup = sf::parallel_speedup(x);
     for (int i = 0; i < sf::kNumCostTerms; i++) {
-        if (i <= 3) f[size_t(i)] *= ops;                            // compute terms: per operation
+        if (i < sf::kNumComputeCostTerms) f[size_t(i)] *= ops;      // compute terms: per operation
         if (i < sf::kNumParallelCostTerms) f[size_t(i)] /= speedup; // compute and loads: spread over the cores used
     }
     return f;

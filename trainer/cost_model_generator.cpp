@@ -37,6 +37,7 @@ struct NetworkInputs {
     Func schedule_features; // (state, feature, stage); all zero for a stage not scheduled yet
     Func is_output;         // (stage): 1 for the pipeline's outputs
     Expr num_cores, num_stages;
+    Expr compute_per_op; // nonzero: compute terms count operations, as the manual model's do
 };
 
 // prediction(n): the cost of state n in model units (ns). Unscheduled stages have all-zero
@@ -81,9 +82,20 @@ Func forward(const NetworkInputs &in, const Weights &w) {
         [&](int i) { return in.schedule_features(n, i, s); }, in.is_output(s), cast<float>(in.num_cores));
     const std::array<Expr, kTerms> terms = featurize::cost_terms(x);
     const Expr speedup = featurize::parallel_speedup(x);
+    // Operations per point of the stage (sampler/cost_model.h's ops_per_point): the op histogram
+    // of the pipeline features without constants, names and params, at least one.
+    using Op = featurize::PipelineFeatures::OpType;
+    constexpr int kTypes = featurize::PipelineFeatures::kNumTypes;
+    Expr ops = 0.0f;
+    for (int op = 0; op < featurize::PipelineFeatures::kNumOps; op++) {
+        if (op == int(Op::Const) || op == int(Op::Variable) || op == int(Op::Param)) continue;
+        for (int t = 0; t < kTypes; t++) ops += in.pipeline_features(op * kTypes + t, s);
+    }
+    const Expr compute_scale = select(in.compute_per_op != 0, max(ops, 1.0f), 1.0f);
     Expr cost = 0.0f;
     for (int i = 0; i < kTerms; i++) {
-        const Expr term = i < featurize::kNumParallelCostTerms ? terms[size_t(i)] / speedup : terms[size_t(i)];
+        Expr term = i < featurize::kNumParallelCostTerms ? terms[size_t(i)] / speedup : terms[size_t(i)];
+        if (i < featurize::kNumComputeCostTerms) term *= compute_scale;
         cost += coefficient(n, i, s) * term;
     }
     Func stage_cost("stage_cost");
@@ -131,6 +143,7 @@ public:
     GeneratorInput<Buffer<float>> schedule_features{"schedule_features", 3};
     GeneratorInput<Buffer<float>> is_output{"is_output", 1};
     GeneratorInput<int> num_cores{"num_cores", 1, 1, 1024};
+    GeneratorInput<int> compute_per_op{"compute_per_op", 1, 0, 1};
     GeneratorInput<Buffer<float>> head1_filter{"head1_filter", 2 + state_dims};
     GeneratorInput<Buffer<float>> head1_bias{"head1_bias", 1 + state_dims};
     GeneratorInput<Buffer<float>> head2_filter{"head2_filter", 2 + state_dims};
@@ -141,7 +154,8 @@ public:
 
 protected:
     NetworkInputs network_inputs() {
-        return {pipeline_features, schedule_features, is_output, num_cores, pipeline_features.dim(1).extent()};
+        return {pipeline_features, schedule_features, is_output, num_cores, pipeline_features.dim(1).extent(),
+                compute_per_op};
     }
 };
 

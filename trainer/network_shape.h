@@ -5,7 +5,8 @@
 //   log(1 + schedule features) [39] --> linear --> ReLU --> head 2 embedding [24]
 //   stacked [32] --> linear --> ReLU --> x exp(term_log_scale) --> coefficients [27] of the
 //                                                                   hand-designed cost terms
-//   stage cost = sum_i coefficient_i * term_i (featurize/cost_terms.h); state cost = sum over stages
+//   stage cost = sum_i coefficient_i * term_i (featurize/cost_terms.h; the compute terms times
+//                the stage's operations per point, as in the manual model); state cost = sum over stages
 //
 // term_log_scale [27] gives each coefficient its own scale, trained like every other weight. A
 // random start sets it to zero (scale 1); a start from the manual model's coefficients sets it to

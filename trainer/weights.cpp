@@ -92,7 +92,8 @@ std::string Weights::serialize() const {
            << "producer = " << common::producer() << "\n"
            << "commit = " << common::producer_commit() << "\n"
            << "created = " << datasets::utc_timestamp() << "\n"
-           << "origin = " << one_line(origin) << "\n";
+           << "origin = " << one_line(origin) << "\n"
+           << "compute_terms = " << (compute_per_op ? "per_op" : "per_point") << "\n";
     out.put_string(header.str());
     out.put<uint64_t>(kNumTensors);
     for (int t = 0; t < kNumTensors; t++) {
@@ -118,8 +119,8 @@ Weights Weights::deserialize(const std::string &bytes, const std::string &path) 
     common::ByteReader in(body);
     for (size_t i = 0; i < sizeof(kMagic); i++) in.get<char>();
     const uint32_t version = in.get<uint32_t>();
-    if (version != 1 && version != uint32_t(kWeightsFormatVersion)) {
-        fail("format version " + std::to_string(version) + ", this build reads version " +
+    if (version < 1 || version > uint32_t(kWeightsFormatVersion)) {
+        fail("format version " + std::to_string(version) + ", this build reads versions 1 to " +
              std::to_string(kWeightsFormatVersion));
     }
     if (fnv1a(body.data(), body.size()) != stored_sum) fail("checksum mismatch (the file is truncated or corrupt)");
@@ -146,6 +147,12 @@ Weights Weights::deserialize(const std::string &bytes, const std::string &path) 
     w.commit = value("commit");
     w.created = value("created");
     w.origin = value("origin");
+    w.compute_per_op = false; // versions 1 and 2
+    if (version >= 3) {
+        const std::string compute = value("compute_terms");
+        if (compute != "per_op" && compute != "per_point") fail("compute_terms is '" + compute + "'");
+        w.compute_per_op = compute == "per_op";
+    }
     const int tensors = version == 1 ? kNumTensors - 1 : kNumTensors; // version 1: no term_log_scale
     if (in.get<uint64_t>() != uint64_t(tensors)) fail("wrong number of tensors");
     w[Tensor::TermLogScale].assign(size_t(kTerms), 0.0f);

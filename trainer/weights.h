@@ -1,11 +1,13 @@
-// The cost model's weights and their file format (version 2).
+// The cost model's weights and their file format (version 3).
 //
-// Version 1 files lack the last tensor, term_log_scale (network_shape.h); they load with it zero,
-// which is the network they were trained as.
+// Version 1 files lack the last tensor, term_log_scale (network_shape.h); they load with it zero.
+// Versions 1 and 2 were trained with compute terms per point; they load with compute_per_op
+// false, which is the network they were trained as. Version 3 records it in the header
+// (`compute_terms = per_op` or `per_point`).
 //
 // A weights file is binary, little-endian:
 //   "SFWEIGHT"                      8-byte magic
-//   uint32 format version           2
+//   uint32 format version           3
 //   string header                   "key = value" lines (below)
 //   uint64 tensor count, then per tensor: string name, uint64 rank, uint64 dims[rank] (innermost
 //                                   first), float32 values
@@ -29,7 +31,7 @@
 
 namespace schedforge::trainer {
 
-inline constexpr int kWeightsFormatVersion = 2;
+inline constexpr int kWeightsFormatVersion = 3;
 
 // "schedforge-cost-model head1=8 head2=24 terms=27 pipeline=441 schedule=39"
 std::string network_signature();
@@ -37,6 +39,9 @@ std::string network_signature();
 struct Weights {
     std::array<std::vector<float>, kNumTensors> tensors; // tensor_shapes()[i].size() values each
     std::string origin;                                  // recorded in the file's header
+    // Whether the compute terms (featurize/cost_terms.h, kNumComputeCostTerms) are multiplied by
+    // the stage's operations per point, as the manual model's are.
+    bool compute_per_op = true;
     // Filled in by load(); save() writes the current build's.
     std::string producer, commit, created;
 

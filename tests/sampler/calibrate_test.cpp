@@ -128,7 +128,16 @@ TEST(Calibrate, LearnedModelFromCoefficientsPredictsAsTheManualModel) {
     gen::Rng rng(5);
     for (double &v : c) v *= std::exp2(8 * rng.uniform01() - 4);
     c[1] = 0; // a term switched off stays (almost) off
-    const tr::TrainingData data = synthetic_data(c, 6, 10, 3);
+    tr::TrainingData data = synthetic_data(c, 6, 10, 3);
+    // Every other stage not inlined anywhere, so that its compute terms (per operation) count.
+    const auto &names = featurize::ScheduleFeatures::names();
+    const size_t inlined_calls = size_t(std::find(names.begin(), names.end(), "inlined_calls") - names.begin());
+    ASSERT_LT(inlined_calls, names.size());
+    for (tr::TrainingPipeline &p : data.pipelines) {
+        for (std::vector<float> &rows : p.schedule_features) {
+            for (int s = 0; s < p.input.num_stages; s += 2) rows[size_t(s) * tr::kScheduleFeatures + inlined_calls] = 0;
+        }
+    }
     for (uint64_t seed : {0, 1}) {
         const tr::Model model(tr::Weights::from_coefficients(c, seed, "test"));
         const std::vector<tr::PipelinePredictions> predicted = tr::predict_all(model, data);

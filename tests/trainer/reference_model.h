@@ -26,12 +26,22 @@ inline WeightsD to_double(const Weights &w) {
     return d;
 }
 
-// Cost of every state, in model units.
+// Cost of every state, in model units; compute terms per operation (Weights::compute_per_op).
 inline std::vector<double> reference_forward(const WeightsD &w, const PipelineInput &p, const StateBatch &b) {
     const int S = p.num_stages, F = kScheduleFeatures;
     auto W = [&](Tensor t, int i) { return w[size_t(t)][size_t(i)]; };
     std::vector<double> costs(size_t(b.num_states), 0.0);
     for (int s = 0; s < S; s++) {
+        // Operations per point: the op histogram (op-major, type-minor) without Const, Variable, Param.
+        using Op = featurize::PipelineFeatures::OpType;
+        constexpr int kTypes = featurize::PipelineFeatures::kNumTypes;
+        double ops = 0;
+        for (int i = 0; i < featurize::PipelineFeatures::kNumOps * kTypes; i++) {
+            const int op = i / kTypes;
+            if (op != int(Op::Const) && op != int(Op::Variable) && op != int(Op::Param))
+                ops += p.pipeline_features[size_t(s) * kPipelineFeatures + size_t(i)];
+        }
+        ops = std::max(ops, 1.0);
         double head1[kHead1Channels];
         for (int c = 0; c < kHead1Channels; c++) {
             head1[c] = W(Tensor::Head1Bias, c);
@@ -62,8 +72,8 @@ inline std::vector<double> reference_forward(const WeightsD &w, const PipelineIn
                 for (int c = 0; c < kHead2Channels; c++)
                     sum += W(Tensor::Filter1, o + kTerms * (kHead1Channels + c)) * head2[c];
                 v += sum / std::sqrt(double(kEmbedding));
-                const double term =
-                    o < featurize::kNumParallelCostTerms ? terms[size_t(o)] / speedup : terms[size_t(o)];
+                double term = o < featurize::kNumParallelCostTerms ? terms[size_t(o)] / speedup : terms[size_t(o)];
+                if (o < featurize::kNumComputeCostTerms) term *= ops;
                 costs[size_t(n)] += std::max(v, 0.0) * std::exp(W(Tensor::TermLogScale, o)) * term;
             }
         }
