@@ -22,6 +22,7 @@
 // Without them such blocks cost 10-100x their lines, and the search never chose them.
 #pragma once
 
+#include "featurize/pipeline_features.h"
 #include "featurize/schedule_features.h"
 
 #include <algorithm>
@@ -122,6 +123,21 @@ inline constexpr int kNumParallelCostTerms = 15;
 // Terms 0-3 (compute) count points; both models multiply them by the stage's operations per point
 // (the learned one unless its weights were trained without: trainer/weights.h).
 inline constexpr int kNumComputeCostTerms = 4;
+
+// The operations that take an instruction in one evaluation of a stage: its op histogram (the
+// first PipelineFeatures::kNumOps x kNumTypes entries of the flat pipeline features) less
+// constants, names and parameters; at least 1. `feature(i)` gives flat feature i as a T.
+template<typename T, typename Feature>
+T ops_per_point(const Feature &feature) {
+    using Op = PipelineFeatures::OpType;
+    constexpr int kTypes = PipelineFeatures::kNumTypes;
+    T ops = T(0.0f);
+    for (int op = 0; op < PipelineFeatures::kNumOps; op++) {
+        if (op == int(Op::Const) || op == int(Op::Variable) || op == int(Op::Param)) continue;
+        for (int t = 0; t < kTypes; t++) ops += feature(op * kTypes + t);
+    }
+    return max_value(ops, T(1.0f));
+}
 
 // Allocations from this size up are mapped fresh from the system (and returned to it when freed)
 // by common allocators, such as glibc's malloc at its initial threshold; smaller ones reuse memory.

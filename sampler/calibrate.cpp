@@ -21,12 +21,12 @@ constexpr int kTerms = sf::kNumCostTerms;
 constexpr double kNanoseconds = 1e-9; // coefficients are nanoseconds per unit
 constexpr size_t kPageFaultTerm = 22; // fresh bytes of intermediates (featurize/cost_terms.h)
 
-// Operations per point of each stage of `p` (cost_model.h's ops_per_point): one per pipeline.
+// Operations per point of each stage of `p` (featurize/cost_terms.h's ops_per_point): one per pipeline.
 std::vector<double> stage_ops(const tr::TrainingPipeline &p) {
     std::vector<double> ops;
     for (int st = 0; st < p.input.num_stages; st++) {
         const float *pf = &p.input.pipeline_features[size_t(st) * tr::kPipelineFeatures];
-        ops.push_back(ops_per_point([&](int i) { return double(pf[i]); }));
+        ops.push_back(sf::ops_per_point<double>([&](int i) { return double(pf[i]); }));
     }
     return ops;
 }

@@ -13,17 +13,6 @@ namespace sf = schedforge::featurize;
 ManualCostModel::ManualCostModel(const std::array<double, sf::kNumCostTerms> &coefficients)
     : coefficients_(coefficients) {}
 
-double ops_per_point(const std::function<double(int)> &feature) {
-    using Op = sf::PipelineFeatures::OpType;
-    double ops = 0; // operations that take an instruction: not constants, names or params
-    for (int op = 0; op < sf::PipelineFeatures::kNumOps; op++) {
-        if (op == int(Op::Const) || op == int(Op::Variable) || op == int(Op::Param)) continue;
-        for (int t = 0; t < sf::PipelineFeatures::kNumTypes; t++)
-            ops += feature(op * sf::PipelineFeatures::kNumTypes + t);
-    }
-    return std::max(ops, 1.0);
-}
-
 std::array<double, sf::kNumCostTerms> manual_cost_factors(const sf::CostTermInputs<double> &x, double ops) {
     std::array<double, sf::kNumCostTerms> f = sf::cost_terms(x);
     const double speedup = sf::parallel_speedup(x);
@@ -42,7 +31,7 @@ void ManualCostModel::set_pipeline(const sf::FunctionDAG &dag, int cores) {
         is_output_[n] = dag.nodes[n].is_output;
         for (size_t s = 0; s < dag.nodes[n].stages.size(); s++) {
             const auto values = sf::compute_pipeline_features(dag, int(n), int(s)).values();
-            ops_per_point_[n].push_back(ops_per_point([&](int i) { return values[size_t(i)]; }));
+            ops_per_point_[n].push_back(sf::ops_per_point<double>([&](int i) { return values[size_t(i)]; }));
         }
     }
 }

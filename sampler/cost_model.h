@@ -46,11 +46,6 @@ public:
                           std::vector<double> &costs) = 0;
 };
 
-// The operations that take an instruction in one evaluation of a stage: its op histogram (the
-// first PipelineFeatures::kNumOps x kNumTypes entries of the flat pipeline features) less
-// constants, names and parameters; at least 1. `feature(i)` gives flat feature i.
-double ops_per_point(const std::function<double(int)> &feature);
-
 // The factors that multiply each coefficient in a stage's manual cost, cost = sum_i c_i * f_i:
 // the Appendix B terms, compute terms (0-3) per operation, compute and load terms divided by the
 // stage's parallel speedup. Linear in the coefficients, so `calibrate` fits them to these.

@@ -82,16 +82,8 @@ Func forward(const NetworkInputs &in, const Weights &w) {
         [&](int i) { return in.schedule_features(n, i, s); }, in.is_output(s), cast<float>(in.num_cores));
     const std::array<Expr, kTerms> terms = featurize::cost_terms(x);
     const Expr speedup = featurize::parallel_speedup(x);
-    // Operations per point of the stage (sampler/cost_model.h's ops_per_point): the op histogram
-    // of the pipeline features without constants, names and params, at least one.
-    using Op = featurize::PipelineFeatures::OpType;
-    constexpr int kTypes = featurize::PipelineFeatures::kNumTypes;
-    Expr ops = 0.0f;
-    for (int op = 0; op < featurize::PipelineFeatures::kNumOps; op++) {
-        if (op == int(Op::Const) || op == int(Op::Variable) || op == int(Op::Param)) continue;
-        for (int t = 0; t < kTypes; t++) ops += in.pipeline_features(op * kTypes + t, s);
-    }
-    const Expr compute_scale = select(in.compute_per_op != 0, max(ops, 1.0f), 1.0f);
+    const Expr ops = featurize::ops_per_point<Expr>([&](int i) { return in.pipeline_features(i, s); });
+    const Expr compute_scale = select(in.compute_per_op != 0, ops, 1.0f);
     Expr cost = 0.0f;
     for (int i = 0; i < kTerms; i++) {
         Expr term = i < featurize::kNumParallelCostTerms ? terms[size_t(i)] / speedup : terms[size_t(i)];
