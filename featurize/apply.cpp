@@ -54,6 +54,7 @@ StageLoops tile_stage(const FunctionDAG &dag, const LoopNest &nest, LoopNestBoun
             continue;
         }
         VarName current{loop.var, false};
+        const size_t first_split = out.size();
         int level = last; // where `current` runs
         for (int k = 0; k < last; k++) {
             if (t.tiles[size_t(k)][l] == 1) {
@@ -76,6 +77,17 @@ StageLoops tile_stage(const FunctionDAG &dag, const LoopNest &nest, LoopNestBoun
             lane = {loop.var + suffix + "_v", false};
             out.push_back({Directive::Split, s, {current, outer, lane}, t.vector_width, guard, {}});
             current = outer;
+        }
+        if (guard && out.size() - first_split >= 2) {
+            // Halide 14 drops the guard of a guarded split whose inner loop is split again by a
+            // divisor, when the loop keeps its Func's dimension name (f.s0.y): bounds of the
+            // let f.s0.y get named f.s0.y.min/max, the Func's own bounds, and loop partitioning
+            // proves the guard true (the tiles then write past the allocation). A renamed loop
+            // keeps its guard; the loops split from it keep their names.
+            const VarName renamed{loop.var + suffix + "_r", false};
+            out[first_split].vars[0] = renamed;
+            out.insert(out.begin() + std::ptrdiff_t(first_split),
+                       {Directive::Rename, s, {{loop.var, false}, renamed}, 0, false, {}});
         }
         pure[size_t(level)].push_back(current);
     }
@@ -175,10 +187,9 @@ std::vector<Directive> schedule_directives(const FunctionDAG &dag, const LoopNes
         site_directive(fs.compute, Directive::ComputeRoot, Directive::ComputeAt);
         if (fs.store != fs.compute) site_directive(fs.store, Directive::StoreRoot, Directive::StoreAt);
         const Node &node = dag.nodes[i];
-        if (fs.store.kind == Site::At && node.storage_alignment > 1) {
-            out.push_back(
-                {Directive::AlignStorage, self, {{node.func.args()[0], false}}, node.storage_alignment, false, {}});
-        }
+        const int64_t padding = fs.store.kind == Site::At ? node.storage_padding(bounds.region(int(i), fs.store)) : 1;
+        if (padding > 1)
+            out.push_back({Directive::AlignStorage, self, {{node.func.args()[0], false}}, padding, false, {}});
     }
     return out;
 }
@@ -219,6 +230,7 @@ void apply(const FunctionDAG &dag, const LoopNest &nest) {
             break;
         }
         case Directive::Fuse: s.fuse(var(v[0]), var(v[1]), var(v[2])); break;
+        case Directive::Rename: s.rename(var(v[0]), var(v[1])); break;
         case Directive::Vectorize: s.vectorize(var(v[0])); break;
         case Directive::Parallel: s.parallel(var(v[0])); break;
         case Directive::Unroll: s.unroll(var(v[0])); break;
@@ -289,6 +301,7 @@ std::string schedule_source(const FunctionDAG &dag, const LoopNest &nest) {
             break;
         }
         case Directive::Fuse: o << s << ".fuse(" << v[0] << ", " << v[1] << ", " << v[2] << ");\n"; break;
+        case Directive::Rename: o << s << ".rename(" << v[0] << ", " << v[1] << ");\n"; break;
         case Directive::Vectorize: o << s << ".vectorize(" << v[0] << ");\n"; break;
         case Directive::Parallel: o << s << ".parallel(" << v[0] << ");\n"; break;
         case Directive::Unroll: o << s << ".unroll(" << v[0] << ");\n"; break;

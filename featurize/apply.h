@@ -4,15 +4,16 @@
 // Both come from one list of directives, so the text and the applied schedule cannot drift:
 // per stage, each pure loop is split once per tiling level whose loop has more than one
 // iteration (tails shifted inwards, or guarded where guards_tails() says so); the vectorized loop is split by the
-// vector width and vectorized; loops are reordered level by level (reduction loops innermost within their level); level
-// 0's pure loops are fused into one parallel loop; the point level's pure loops are unrolled on request. Then each Func
-// is inlined, computed at root, or computed and stored at the innermost loop of the host stage's tiling level.
-// A Func stored inside a loop nest that a consumer reads at a stride along its innermost
-// dimension has that dimension's storage padded to 64 bytes (Node::storage_alignment): Halide 14
-// loads a strided vector as a wider dense one, which it may mark aligned when it is not (a row
-// of odd extent read at a constant row offset, under an unrolled loop), and an aligned 64-byte
-// load at such an address faults on AVX-512 (reproducer: tests/featurize/apply_test.cpp,
-// StridedReadsOfOddRowsAreAligned).
+// vector width and vectorized (a guarded loop split twice or more is renamed first: Halide 14 drops
+// the guard of such splits under the Func's own loop name, test NestedGuardedSplits.StayInBounds); loops are reordered
+// level by level (reduction loops innermost within their level); level 0's pure loops are fused into one parallel loop;
+// the point level's pure loops are unrolled on request. Then each Func is inlined, computed at root, or computed and
+// stored at the innermost loop of the host stage's tiling level. A Func stored inside a loop nest that a consumer reads
+// at a stride along its innermost dimension, or whose stored rows are 2 to 4 points wide, has its innermost dimension's
+// storage padded to 64 bytes (Node::storage_padding): Halide 14 loads a strided vector as a wider dense one, which it
+// may mark aligned when it is not (a row of odd extent read at a constant row offset, under an unrolled loop), and an
+// aligned 64-byte load at such an address faults on AVX-512 (reproducer: tests/featurize/apply_test.cpp,
+// StridedReads.OddRowsArePaddedToAlignedStorage).
 #pragma once
 
 #include "featurize/loop_nest.h"
@@ -30,6 +31,7 @@ struct Directive {
         StoreRoot,
         StoreAt,
         Split,
+        Rename, // vars: old, new (a guarded loop split twice or more, before its splits)
         Reorder,
         Fuse,
         Vectorize,

@@ -618,18 +618,42 @@ int64_t Node::bytes_per_point() const {
     return b;
 }
 
-std::vector<Span> Node::stored_region(std::vector<Span> region) const {
-    if (storage_alignment <= 1 || region.empty()) return region;
-    const int64_t extent = (region[0].extent() + storage_alignment - 1) / storage_alignment * storage_alignment;
-    region[0].max = region[0].min + extent - 1;
-    return region;
-}
-
 namespace {
 
 // Bytes a strided-read Func's innermost storage is padded to: the widest x86 vector (AVX-512),
 // so that a vector load at any row's start is aligned.
 constexpr int kStridedStorageAlignmentBytes = 64;
+
+// kStridedStorageAlignmentBytes in elements of the node's narrowest type.
+int64_t aligned_row(const Node &node) {
+    int bytes = kStridedStorageAlignmentBytes;
+    for (const Type &t : node.types) bytes = std::min(bytes, std::max(1, t.bytes()));
+    return kStridedStorageAlignmentBytes / bytes;
+}
+
+} // namespace
+
+int64_t Node::storage_padding(const std::vector<Span> &region) const {
+    if (storage_alignment > 1) return storage_alignment;
+    // The stride of each outer dimension: the product of the extents inside it.
+    int64_t stride = 1;
+    for (size_t d = 0; d + 1 < region.size(); d++) {
+        stride *= std::max<int64_t>(1, region[d].extent());
+        if (stride > 4) break;
+        if (stride >= 2 && region[d + 1].extent() > 1) return aligned_row(*this);
+    }
+    return 1;
+}
+
+std::vector<Span> Node::stored_region(std::vector<Span> region) const {
+    const int64_t padding = storage_padding(region);
+    if (padding <= 1 || region.empty()) return region;
+    const int64_t extent = (region[0].extent() + padding - 1) / padding * padding;
+    region[0].max = region[0].min + extent - 1;
+    return region;
+}
+
+namespace {
 
 // Whether node `n`'s innermost dimension may be read at a stride of two or more (a downsample, a
 // pool): by a consumer directly, or through a consumer that may be inlined and is itself read so
@@ -652,9 +676,7 @@ bool read_at_stride(const FunctionDAG &dag, int n, const std::vector<bool> &stri
 // Node::storage_alignment of a node read at a stride: 64 bytes of its narrowest type.
 int64_t storage_alignment(const Node &node, bool strided) {
     if (!strided || node.is_input || node.is_output || node.is_extern || node.dimensions == 0) return 1;
-    int bytes = kStridedStorageAlignmentBytes;
-    for (const Type &t : node.types) bytes = std::min(bytes, std::max(1, t.bytes()));
-    return kStridedStorageAlignmentBytes / bytes;
+    return aligned_row(node);
 }
 
 } // namespace

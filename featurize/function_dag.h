@@ -143,8 +143,14 @@ struct Node {
     // directly or through consumers that may be inlined.
     int64_t storage_alignment = 1;
     int64_t bytes_per_point() const;
+    // Elements to which a schedule pads the innermost dimension of `region` stored inside a loop
+    // nest (1: none): storage_alignment, or 64 bytes for a narrow region, one where stepping along
+    // an outer dimension moves 2 to 4 elements (rows of 2 to 4 points). Halide 14 loads vectors
+    // at a constant stride of 2 to 4 as dense vectors it marks aligned when they are not, and a
+    // consumer vectorized along that outer dimension with an unrolled row offset segfaulted.
+    int64_t storage_padding(const std::vector<Span> &region) const;
     // What is allocated for `region` stored inside a loop nest: its innermost extent padded to
-    // storage_alignment.
+    // storage_padding(region).
     std::vector<Span> stored_region(std::vector<Span> region) const;
     // Grows `region`, the part of the Func its consumers need, by what its update stages read of
     // it (the pure definition computes that too) and, with `writes`, what they write (Halide

@@ -39,6 +39,30 @@ TEST(Autoschedule, BenchmarksTheScheduleAgainstComputeRoot) {
     EXPECT_NE(r.out.find("speedup over compute_root: "), std::string::npos) << r.out;
 }
 
+// Dropout samples of a dataset run (corpus seed 2002) that crashed before 2026-11-26: Halide 14
+// wrote past an allocation under nested guarded splits (featurize/apply.cpp, Directive::Rename),
+// and loaded a vector misaligned from rows of 2 to 4 points (Node::storage_padding).
+struct CorpusSample {
+    const char *name, *pipeline, *seed;
+};
+const CorpusSample kCorpusCrashes[] = {
+    {"NestedGuardedSplits", "16439713888959039089", "14461975541969064398"},
+    {"NarrowRows", "10274893503965215169", "4905518332051685866"},
+};
+
+class AutoscheduleCorpusCrashes : public ::testing::TestWithParam<CorpusSample> {};
+
+TEST_P(AutoscheduleCorpusCrashes, NowRunAndMatchComputeRoot) {
+    const Result r = run(autoschedule(std::string("--pipeline ") + GetParam().pipeline + " --config " +
+                                      SCHEDFORGE_SOURCE_DIR + "/configs/generator/default.yaml --cores 2 --beam 1 " +
+                                      "--passes 1 --dropout 0.5 --seed " + GetParam().seed + " --check"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("check: the output matches compute_root's"), std::string::npos) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, AutoscheduleCorpusCrashes, ::testing::ValuesIn(kCorpusCrashes),
+                         [](const auto &info) { return std::string(info.param.name); });
+
 struct BadArgs {
     const char *name, *args, *message;
 };
