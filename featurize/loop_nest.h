@@ -104,8 +104,10 @@ bool can_inline(const FunctionDAG &dag, int node);
 // wrong values for negative inputs (README, "Known upstream issues").
 bool converts_float_to_integer(const FunctionDAG &dag, int node);
 // The Func of an ImageParam itself ("in0_im": its definition is the call to the buffer). Halide 14
-// corrupts the heap when such a Func is computed at root under nested GuardWithIf splits, so the
-// search only ever inlines it (as Halide's own autoschedulers do).
+// corrupted the heap when such a Func was computed at root under nested GuardWithIf splits, so the
+// search only ever inlines it (as Halide's own autoschedulers do). That was the dropped guard
+// apply() now avoids by renaming such loops (README, "Known upstream issues"); the rule stays
+// until computing an input's wrapper at root is measured to pay.
 bool is_input_wrapper(const FunctionDAG &dag, int node);
 // Whether a stage's split tails are guarded (GuardWithIf: each point once) rather than shifted
 // inwards (ShiftInwards: whole tiles that overlap). Updates must not compute a point twice, and
