@@ -624,6 +624,9 @@ namespace {
 // so that a vector load at any row's start is aligned.
 constexpr int kStridedStorageAlignmentBytes = 64;
 
+// The widest constant stride (elements) at which Halide 14 loads a vector as a wider dense one.
+constexpr int64_t kDenseLoadMaxStride = 4;
+
 // kStridedStorageAlignmentBytes in elements of the node's narrowest type.
 int64_t aligned_row(const Node &node) {
     int bytes = kStridedStorageAlignmentBytes;
@@ -639,7 +642,7 @@ int64_t Node::storage_padding(const std::vector<Span> &region) const {
     int64_t stride = 1;
     for (size_t d = 0; d + 1 < region.size(); d++) {
         stride *= std::max<int64_t>(1, region[d].extent());
-        if (stride > 4) break;
+        if (stride > kDenseLoadMaxStride) break;
         if (stride >= 2 && region[d + 1].extent() > 1) return aligned_row(*this);
     }
     return 1;
