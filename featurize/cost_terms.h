@@ -1,7 +1,7 @@
-// The 27 hand-designed cost terms of the source paper's Appendix B, written once for every cost
-// model: per stage, cost = sum_i c_i * term_i, where the manual model (sampler/) takes the
-// coefficients c_i from a config file and the learned model (trainer/) predicts them per stage
-// with its network. The terms are linear in the coefficients, so each one below is the factor
+// The 27 hand-designed cost terms of the source paper's Appendix B and one of ours (term 27, the
+// capacity misses of bytes_read_past_cache), written once for every cost model: per stage, cost = sum_i c_i * term_i,
+// where the manual model (sampler/) takes the coefficients c_i from a config file and the learned model (trainer/)
+// predicts them per stage with its network. The terms are linear in the coefficients, so each one below is the factor
 // that multiplies its c_i in the paper's formula.
 //
 // The definition is a template over the number type: `double` for the manual model here, and a
@@ -31,7 +31,7 @@
 
 namespace schedforge::featurize {
 
-inline constexpr int kNumCostTerms = 27;
+inline constexpr int kNumCostTerms = 28;
 
 inline double select_value(bool c, double t, double f) { return c ? t : f; }
 inline double max_value(double a, double b) { return std::max(a, b); }
@@ -66,7 +66,8 @@ inline const std::array<const char *, kNumCostTerms> &cost_term_names() {
                                                                   "mallocs",
                                                                   "parallel_launches",
                                                                   "parallel_tasks",
-                                                                  "working_set"};
+                                                                  "working_set",
+                                                                  "bytes_read_past_cache"};
     return names;
 }
 
@@ -78,7 +79,7 @@ struct CostTermInputs {
         bytes_at_production, inlined_calls, unique_bytes_read_per_realization, unique_lines_read_per_realization,
         vector_size, num_vectors, num_scalars, scalar_loads_per_vector, vector_loads_per_vector,
         scalar_loads_per_scalar, unique_bytes_read_per_vector, unique_lines_read_per_vector, unique_bytes_read_per_task,
-        unique_lines_read_per_task, bytes_at_task, innermost_bytes_at_task, working_set;
+        unique_lines_read_per_task, bytes_at_task, innermost_bytes_at_task, working_set, bytes_read_past_cache;
     T is_output; // 1 for the pipeline's outputs, else 0
     T num_cores;
 };
@@ -109,6 +110,7 @@ CostTermInputs<T> cost_term_inputs(Feature feature, T is_output, T num_cores) {
             feature(I::bytes_at_task),
             feature(I::innermost_bytes_at_task),
             feature(I::working_set),
+            feature(I::bytes_read_past_cache),
             is_output,
             num_cores};
 }
@@ -117,9 +119,10 @@ inline CostTermInputs<double> cost_term_inputs(const ScheduleFeatures &f, bool i
     return cost_term_inputs<double>([&](int i) { return f[i]; }, is_output ? 1.0 : 0.0, double(num_cores));
 }
 
-// Terms 0-14 (compute and loads) count the stage's total work; both models divide them by the
-// parallel speedup the stage can get: its tasks, up to the cores.
-inline constexpr int kNumParallelCostTerms = 15;
+// Terms 0-14 and 27 (compute and loads) count the stage's total work; both models divide them by
+// the parallel speedup the stage can get: its tasks, up to the cores.
+inline constexpr int kCacheTrafficTerm = 27;
+inline constexpr bool is_parallel_cost_term(int i) { return i < 15 || i == kCacheTrafficTerm; }
 // Terms 0-3 (compute) count points; both models multiply them by the stage's operations per point
 // (the learned one unless its weights were trained without: trainer/weights.h).
 inline constexpr int kNumComputeCostTerms = 4;
@@ -215,6 +218,8 @@ std::array<T, kNumCostTerms> cost_terms(const CostTermInputs<T> &x) {
     t[24] = select_value(parallel, x.num_productions, zero);
     t[25] = x.num_productions * (x.inner_parallelism - 1);
     t[26] = x.working_set;
+    // Re-reads from beyond the cache that the loop order causes (schedule_features.h).
+    t[kCacheTrafficTerm] = x.bytes_read_past_cache;
     return t;
 }
 

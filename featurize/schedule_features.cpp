@@ -255,6 +255,7 @@ private:
     }
     void featurize(StageRef s, ScheduleFeatures &f);
     void load_features(StageRef s, ScheduleFeatures &f);
+    double bytes_read_past_cache(StageRef s, const ScheduleFeatures &f);
 
     const FunctionDAG &dag_;
     const LoopNest &nest_;
@@ -379,6 +380,67 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     f.working_set_at_production = working_set_at(fs.compute, s.node);
     f.working_set_at_realization = working_set_at(fs.store, s.node);
     f.working_set_at_root = working_set_within(Site::root());
+    f.bytes_read_past_cache = bytes_read_past_cache(s, f);
+}
+
+// The header's rule: blocks of loops from the innermost outward, each the union of its iterations'
+// reads; the first that does not fit in kCoreCacheBytes (or the last, the task) is read afresh
+// per iteration. Reads only grow from a block to the next, so that block is found by bisection.
+double Featurizer::bytes_read_past_cache(StageRef s, const ScheduleFeatures &f) {
+    const Stage &st = stage(s);
+    const StageTiling &t = tiling(s);
+    const FuncSchedule &fs = nest_.funcs[size_t(s.node)];
+    struct Block {
+        Region loop_bounds;
+        double iterations; // over the whole run
+    };
+    std::vector<Block> blocks;
+    auto add = [&](const Region &loop_bounds) {
+        blocks.push_back({loop_bounds, f.points_computed_total / std::max(points(loop_bounds), 1.0)});
+    };
+    Region block = b_.tile_bounds(s, t.levels() - 1); // one vector
+    add(block);
+    // The stage's own loops, level by level; within a level apply() nests the reduction loops
+    // innermost, then the pure loops in dimension order. A parallel root stage's pure loops of
+    // level 0 are its tasks, which run on other cores: the walk ends inside them.
+    const bool tasks_at_level0 = fs.compute.kind == Site::Root && f.inner_parallelism > 1;
+    for (int k = t.levels() - 1; k >= 0; k--) {
+        const Region outer = k > 0 ? b_.tile_bounds(s, k - 1) : b_.production_bounds(s);
+        for (const bool rvars : {true, false}) {
+            if (k == 0 && !rvars && tasks_at_level0) break;
+            for (size_t l = 0; l < st.loops.size(); l++) {
+                if (st.loops[l].is_rvar != rvars) continue;
+                const bool one_trip = block[l].extent() == outer[l].extent();
+                block[l] = outer[l];
+                if (!one_trip) add(block);
+            }
+        }
+    }
+    // The production is one iteration of the compute site; further out, the consumers' loops,
+    // up to the task when a parallel loop encloses the site, else to the whole run.
+    const Site end = f.outer_parallelism > 1 ? Site::at(root_stage(s), 0) : Site::root();
+    for (Site site = fs.compute; site.kind == Site::At && site != end;) {
+        site = site.level > 0 ? Site::at(site.stage, site.level - 1) : nest_.compute_site(site.stage);
+        if (site.kind == Site::At) {
+            blocks.push_back({b_.loop_bounds(s, b_.region(s.node, site)), double(b_.iterations(site))});
+        } else {
+            blocks.push_back({b_.loop_bounds(s, dag_.nodes[size_t(s.node)].region_at_root), 1.0});
+        }
+    }
+    auto bytes = [&](size_t i) { return bytes_and_lines(reads(s, blocks[i].loop_bounds)).first; };
+    size_t lo = 0, hi = blocks.size() - 1;
+    double hi_bytes = bytes(hi);
+    if (hi_bytes <= kCoreCacheBytes) return blocks[hi].iterations * hi_bytes;
+    while (lo < hi) { // block hi spills; none below lo does
+        const size_t mid = (lo + hi) / 2;
+        const double b = bytes(mid);
+        if (b > kCoreCacheBytes) {
+            hi = mid, hi_bytes = b;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    return blocks[hi].iterations * hi_bytes;
 }
 
 // Loads per vector and per scalar. A load whose coordinates do not move along the vector loop

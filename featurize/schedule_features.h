@@ -1,5 +1,6 @@
-// Schedule features: the 39 per-stage features of Adams et al. 2019 (Appendix A), computed
-// symbolically from a LoopNest and the FunctionDAG, without lowering.
+// Schedule features: the 39 per-stage features of Adams et al. 2019 (Appendix A) and one of ours
+// (bytes_read_past_cache), computed symbolically from a LoopNest and the FunctionDAG, without
+// lowering.
 //
 // Conventions (the definitions below say per feature):
 //   - counts are over one run of the whole pipeline on its estimated sizes;
@@ -13,7 +14,14 @@
 //   - a task is one iteration of the parallel loop of the root-level stage whose loops contain
 //     the stage (or of its own parallel loop); without parallelism, one production;
 //   - working sets sum the allocations made within one iteration of a site (storage at or
-//     inside it), each counted once.
+//     inside it), each counted once;
+//   - bytes_read_past_cache (not in the paper) follows the stage's loops outward, as apply() nests
+//     them, from one vector through each loop to the production, then through its consumers'
+//     loops to its parallel task (or the whole run): while a block of loops reads at most
+//     kCoreCacheBytes, what its iterations share stays cached; the first block that reads more
+//     is read whole, once per iteration. The per-realization and per-task reads count each
+//     byte once; this counts the re-reads a loop order causes (a matrix operand streamed once
+//     per row of blocks instead of once per panel).
 // Partial states (§3.2): only scheduled stages get features. Unscheduled producers are read like
 // inputs, optimistically: their allocation is what one innermost tile needs, and every vector
 // load from them is dense.
@@ -72,7 +80,11 @@ class LoopNest;
     X(working_set_at_task, "allocations made within one parallel task")                                                \
     X(working_set_at_production, "allocations made within one production of the Func")                                 \
     X(working_set_at_realization, "allocations made within one realization of the Func")                               \
-    X(working_set_at_root, "all allocations of the pipeline (the same for every stage)")
+    X(working_set_at_root, "all allocations of the pipeline (the same for every stage)")                               \
+    X(bytes_read_past_cache, "bytes read from beyond a core's cache: capacity misses of the loop order (below)")
+
+// The cache a core reuses data from between iterations of its loops: the L2 of current x86 servers.
+inline constexpr double kCoreCacheBytes = 1024 * 1024;
 
 #define SCHEDFORGE_COUNT(name, doc) +1
 inline constexpr int kNumScheduleFeatures = 0 SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_COUNT);
@@ -90,7 +102,7 @@ struct ScheduleFeatures {
     SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_DECLARE)
 #undef SCHEDFORGE_DECLARE
 
-    static int version() { return 1; }
+    static int version() { return 2; } // 2: bytes_read_past_cache
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();

@@ -4,7 +4,7 @@
 // schedules: the beam search's result and the runners-up of its last pass's final beam, schedules
 // sampled with random dropout (the datasets' sampling), and random legal loop nests, which no
 // pruning rule has seen. Each member carries the cost model's prediction and the manual model's
-// 27 term contributions summed over its stages, so that a mis-ranked pair can be read term by
+// 28 term contributions summed over its stages, so that a mis-ranked pair can be read term by
 // term. The app's hand-written schedule and Halide's autoschedulers are timed as reference lines
 // only (their schedules are not LoopNests: no prediction). The population is written as a dataset
 // (datasets/SCHEMA.md), so it can be trained on.

@@ -1,4 +1,4 @@
-// Calibrating the manual cost model to a machine: its 27 coefficients fitted to measured
+// Calibrating the manual cost model to a machine: its 28 coefficients fitted to measured
 // runtimes, in seconds, not the hours a learned model takes.
 //
 // A state's manual cost is linear in the coefficients (cost = sum_i c_i * F_i, F_i summed over

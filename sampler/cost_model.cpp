@@ -17,8 +17,8 @@ std::array<double, sf::kNumCostTerms> manual_cost_factors(const sf::CostTermInpu
     std::array<double, sf::kNumCostTerms> f = sf::cost_terms(x);
     const double speedup = sf::parallel_speedup(x);
     for (int i = 0; i < sf::kNumCostTerms; i++) {
-        if (i < sf::kNumComputeCostTerms) f[size_t(i)] *= ops;      // compute terms: per operation
-        if (i < sf::kNumParallelCostTerms) f[size_t(i)] /= speedup; // compute and loads: spread over the cores used
+        if (i < sf::kNumComputeCostTerms) f[size_t(i)] *= ops;     // compute terms: per operation
+        if (sf::is_parallel_cost_term(i)) f[size_t(i)] /= speedup; // compute and loads: spread over the cores used
     }
     return f;
 }

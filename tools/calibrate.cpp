@@ -1,4 +1,4 @@
-// calibrate: fits the manual cost model's 27 coefficients to the ok schedules of HDF5 datasets
+// calibrate: fits the manual cost model's 28 coefficients to the ok schedules of HDF5 datasets
 // of one machine (sampler/calibrate.h) and writes them as a search config, the quick path to a
 // model for new hardware. Prints the model's metrics with the starting and the fitted
 // coefficients, on the training pipelines and on pipelines held out by the hash `dataset split`

@@ -4,7 +4,7 @@
 //   schedforge_train_cost_model  one training step: forward, the loss, its gradient with respect
 //                                to every weight (Halide's propagate_adjoints), and an Adam update
 //
-// Both share forward() below; the shape is trainer/network_shape.h and the 27 terms are
+// Both share forward() below; the shape is trainer/network_shape.h and the 28 terms are
 // featurize/cost_terms.h, the same template the manual model evaluates in double precision.
 #include "Halide.h"
 #include "trainer/network_shape.h"
@@ -86,7 +86,7 @@ Func forward(const NetworkInputs &in, const Weights &w) {
     const Expr compute_scale = select(in.compute_per_op != 0, ops, 1.0f);
     Expr cost = 0.0f;
     for (int i = 0; i < kTerms; i++) {
-        Expr term = i < featurize::kNumParallelCostTerms ? terms[size_t(i)] / speedup : terms[size_t(i)];
+        Expr term = featurize::is_parallel_cost_term(i) ? terms[size_t(i)] / speedup : terms[size_t(i)];
         if (i < featurize::kNumComputeCostTerms) term *= compute_scale;
         cost += coefficient(n, i, s) * term;
     }

@@ -36,6 +36,29 @@ std::string one_line(std::string s) {
     return s;
 }
 
+// The network before bytes_read_past_cache and its cost term.
+constexpr int kLegacyTerms = 27, kLegacyScheduleFeatures = 39;
+static_assert(kTerms == kLegacyTerms + 1 && kScheduleFeatures == kLegacyScheduleFeatures + 1);
+
+TensorShape legacy_shape(TensorShape shape) {
+    for (int &d : shape.dims) {
+        if (d == kTerms) d = kLegacyTerms;
+        if (d == kScheduleFeatures) d = kLegacyScheduleFeatures;
+    }
+    return shape;
+}
+
+// `values` of shape `from` in shape `to` (each dimension as large or larger), new entries zero.
+std::vector<float> widened(const std::vector<float> &values, const TensorShape &from, const TensorShape &to) {
+    std::vector<float> out(size_t(to.size()), 0.0f);
+    for (int j = 0; j < from.dims[1]; j++) {
+        for (int i = 0; i < from.dims[0]; i++) {
+            out[size_t(i + j * to.dims[0])] = values[size_t(i + j * from.dims[0])];
+        }
+    }
+    return out;
+}
+
 std::map<std::string, std::string> parse_header(const std::string &text) {
     std::map<std::string, std::string> kv;
     std::istringstream in(text);
@@ -49,10 +72,10 @@ std::map<std::string, std::string> parse_header(const std::string &text) {
 
 } // namespace
 
-std::string network_signature() {
+std::string network_signature(int terms, int schedule_features) {
     return "schedforge-cost-model head1=" + std::to_string(kHead1Channels) +
-           " head2=" + std::to_string(kHead2Channels) + " terms=" + std::to_string(kTerms) +
-           " pipeline=" + std::to_string(kPipelineFeatures) + " schedule=" + std::to_string(kScheduleFeatures);
+           " head2=" + std::to_string(kHead2Channels) + " terms=" + std::to_string(terms) +
+           " pipeline=" + std::to_string(kPipelineFeatures) + " schedule=" + std::to_string(schedule_features);
 }
 
 Weights Weights::random(uint64_t seed) {
@@ -130,7 +153,12 @@ Weights Weights::deserialize(const std::string &bytes, const std::string &path) 
         if (it == header.end()) fail("header has no '" + key + "'");
         return it->second;
     };
-    if (value("network") != network_signature())
+    // Weights trained before bytes_read_past_cache (schedule features version 1, 27 terms) load
+    // widened: that feature's filter column and that term's coefficient zero, head 2's filter
+    // scaled for its wider fan-in, so that they predict exactly what they did.
+    const bool before_cache_term = value("network") == network_signature(kLegacyTerms, kLegacyScheduleFeatures) &&
+                                   value("schedule_features") == features_key(1, kLegacyScheduleFeatures);
+    if (!before_cache_term && value("network") != network_signature())
         fail("network '" + value("network") + "', this build's is '" + network_signature() + "'");
     const std::string pf = features_key(featurize::PipelineFeatures::version(), kPipelineFeatures);
     const std::string sf = features_key(featurize::ScheduleFeatures::version(), kScheduleFeatures);
@@ -138,7 +166,7 @@ Weights Weights::deserialize(const std::string &bytes, const std::string &path) 
         fail("trained on pipeline features " + value("pipeline_features") + ", this build computes " + pf +
              " (retrain with train-cost-model)");
     }
-    if (value("schedule_features") != sf) {
+    if (!before_cache_term && value("schedule_features") != sf) {
         fail("trained on schedule features " + value("schedule_features") + ", this build computes " + sf +
              " (retrain with train-cost-model)");
     }
@@ -161,12 +189,18 @@ Weights Weights::deserialize(const std::string &bytes, const std::string &path) 
         const std::string name = in.get_string();
         if (name != shape.name)
             fail("tensor " + std::to_string(t) + " is '" + name + "', expected '" + shape.name + "'");
+        const TensorShape stored = before_cache_term ? legacy_shape(shape) : shape;
         const uint64_t rank = in.get<uint64_t>();
-        bool same = in.ok() && rank == uint64_t(shape.rank);
-        for (uint64_t d = 0; same && d < rank; d++) same = in.get<uint64_t>() == uint64_t(shape.dims[size_t(d)]);
+        bool same = in.ok() && rank == uint64_t(stored.rank);
+        for (uint64_t d = 0; same && d < rank; d++) same = in.get<uint64_t>() == uint64_t(stored.dims[size_t(d)]);
         if (!same) fail("tensor '" + name + "' has another shape");
         w.tensors[size_t(t)] = in.get_vector<float>();
-        if (int64_t(w.tensors[size_t(t)].size()) != shape.size()) fail("tensor '" + name + "' has the wrong size");
+        if (int64_t(w.tensors[size_t(t)].size()) != stored.size()) fail("tensor '" + name + "' has the wrong size");
+        if (before_cache_term) w.tensors[size_t(t)] = widened(w.tensors[size_t(t)], stored, shape);
+    }
+    if (before_cache_term) {
+        for (float &v : w[Tensor::Head2Filter])
+            v *= fan_in_scale(kLegacyScheduleFeatures) / fan_in_scale(kScheduleFeatures);
     }
     if (!in.ok() || !in.at_end()) fail("malformed");
     return w;

@@ -1,6 +1,9 @@
 // The cost model's weights and their file format (version 3).
 //
 // Version 1 files lack the last tensor, term_log_scale (network_shape.h); they load with it zero.
+// Files trained on schedule features version 1 (39 features, 27 terms, before
+// bytes_read_past_cache) load widened to this network with the new feature and term unused: the
+// same predictions.
 // Versions 1 and 2 were trained with compute terms per point; they load with compute_per_op
 // false, which is the network they were trained as. Version 3 records it in the header
 // (`compute_terms = per_op` or `per_point`).
@@ -33,8 +36,9 @@ namespace schedforge::trainer {
 
 inline constexpr int kWeightsFormatVersion = 3;
 
-// "schedforge-cost-model head1=8 head2=24 terms=27 pipeline=441 schedule=39"
-std::string network_signature();
+// "schedforge-cost-model head1=8 head2=24 terms=28 pipeline=441 schedule=40" (this build's network
+// by default)
+std::string network_signature(int terms = kTerms, int schedule_features = kScheduleFeatures);
 
 struct Weights {
     std::array<std::vector<float>, kNumTensors> tensors; // tensor_shapes()[i].size() values each

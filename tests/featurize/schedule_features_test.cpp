@@ -57,16 +57,17 @@ struct Blur : testing::BlurPipeline {
     }
 };
 
-TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaper) {
-    EXPECT_EQ(ScheduleFeatures::num_features(), 39);
+TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
+    EXPECT_EQ(ScheduleFeatures::num_features(), 40);
     const std::vector<std::string> &names = ScheduleFeatures::names();
-    ASSERT_EQ(names.size(), 39u);
-    EXPECT_EQ(ScheduleFeatures::descriptions().size(), 39u);
-    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 39u);
+    ASSERT_EQ(names.size(), 40u);
+    EXPECT_EQ(ScheduleFeatures::descriptions().size(), 40u);
+    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 40u);
     EXPECT_EQ(names.front(), "num_realizations");
     EXPECT_EQ(names[21], "vector_size");
-    EXPECT_EQ(names.back(), "working_set_at_root");
-    EXPECT_EQ(ScheduleFeatures::version(), 1);
+    EXPECT_EQ(names[38], "working_set_at_root");
+    EXPECT_EQ(names.back(), "bytes_read_past_cache");
+    EXPECT_EQ(ScheduleFeatures::version(), 2);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -275,19 +276,20 @@ TEST(ScheduleFeatures, PartialStatesFeaturizeOnlyScheduledStages) {
 }
 
 // out(x, y) = 0; out(x, y) += A(k, y) * B(x, k) over k in [0, 32); float, 64 x 64.
+// out = A B: n x n, k = 0 .. depth - 1.
 struct Matmul {
     ImageParam A{Float(32), 2, "A"}, B{Float(32), 2, "B"};
     Var x{"x"}, y{"y"};
-    RDom k{0, 32, "k"};
+    RDom k;
     Func out{"out"};
     FunctionDAG dag;
     int node;
-    Matmul() {
+    explicit Matmul(int depth = 32, int n = 64) : k(0, depth, "k") {
         out(x, y) = 0.f;
         out(x, y) += A(k, y) * B(x, k);
-        A.set_estimates({{0, 32}, {0, 64}});
-        B.set_estimates({{0, 64}, {0, 32}});
-        out.set_estimates({{0, 64}, {0, 64}});
+        A.set_estimates({{0, depth}, {0, n}});
+        B.set_estimates({{0, n}, {0, depth}});
+        out.set_estimates({{0, n}, {0, n}});
         dag = FunctionDAG::build(Pipeline(out));
         node = node_of(dag, "out");
     }
@@ -325,6 +327,34 @@ TEST(ScheduleFeatures, GoldenMatmulRegisterBlock) {
     EXPECT_EQ(f.bytes_at_task, 16 * 8 * 4);
     EXPECT_EQ(f.unique_bytes_read_per_task, (32 * 8 + 16 * 32) * 4);
     EXPECT_EQ(f.unique_lines_read_per_task, 8 + 32);
+    // Every block up to the task fits in the cache: each task reads its operands once.
+    EXPECT_EQ(f.bytes_read_past_cache, 32 * (32 * 8 + 16 * 32) * 4);
+}
+
+// A 1024 x 1024 matmul in blocks of 128 x 2 accumulators, k running around each block: the
+// same work in two loop orders. Row by row, each row of blocks streams all of B (4 MiB, more than
+// the 1 MiB cache): B's re-reads come from beyond the cache. Panel by panel (x outside y), a
+// 128-wide panel of B (512 KiB) stays cached while every row of A streams past it.
+TEST(ScheduleFeatures, BytesReadPastCacheSeesTheLoopOrder) {
+    Matmul m(1024, 1024);
+    const double points = 1024.0 * 1024 * 1024;
+    auto past_cache = [&](std::vector<std::vector<int64_t>> tiles) {
+        LoopNest n(m.dag);
+        n.funcs[size_t(m.node)] = {Site::root(), Site::root(), {{{}, 0, 8, false, false}, {tiles, 1, 8, false, false}}};
+        for (size_t i = 0; i < m.dag.nodes.size(); i++) {
+            if (can_inline(m.dag, int(i))) n.funcs[i] = {Site::inlined(), Site::inlined(), {}};
+        }
+        EXPECT_EQ(n.validate(m.dag), "");
+        return features(compute_schedule_features(m.dag, n, kAvx2), m.node, 1).bytes_read_past_cache;
+    };
+    // Rows: loops k, x blocks, y blocks (innermost first) at level 0. Around k, a block reads
+    // 1024 x 128 of B and 2 x 1024 of A (520 KiB: fits); around the x blocks, all of B and
+    // still 2 rows of A (4 MiB + 8 KiB: does not), once per pair of rows.
+    EXPECT_EQ(past_cache({{1, 128, 2}}), points / (1024 * 1024 * 2) * (1024 * 1024 + 2 * 1024) * 4);
+    // Panels: x blocks at level 0, then k and y blocks at level 1. Around k the same 520 KiB;
+    // around the y blocks, the panel of B and all of A (4.5 MiB), once per panel.
+    EXPECT_EQ(past_cache({{1024, 128, 1024}, {1, 128, 2}}),
+              points / (1024 * 128 * 1024) * (128 * 1024 + 1024 * 1024) * 4);
 }
 
 // The conv layer of fixtures.h. Nodes: relu, conv, then the ImageParams' wrappers and inputs.

@@ -583,6 +583,7 @@ TEST(CostTerms, HandMadeFeatures) {
     f.innermost_bytes_at_task = 32;
     f.bytes_at_realization = 6 * 256;
     f.working_set = 77;
+    f.bytes_read_past_cache = 5000;
     const auto t = sf::cost_terms(sf::cost_term_inputs(f, /*is_output=*/false, /*num_cores=*/4));
     // 6 tasks on 4 cores: 1.5 tasks per core take 2 rounds, 2 / 1.5 of the work.
     EXPECT_DOUBLE_EQ(t[2], 800 * 2 / 1.5);
@@ -599,6 +600,9 @@ TEST(CostTerms, HandMadeFeatures) {
     EXPECT_DOUBLE_EQ(t[24], 4);          // parallel launches
     EXPECT_DOUBLE_EQ(t[25], 4 * 5);      // tasks beyond the first
     EXPECT_DOUBLE_EQ(t[26], 77);
+    EXPECT_DOUBLE_EQ(t[sf::kCacheTrafficTerm], 5000);
+    // Spread over the cores the stage keeps busy, as the loads are: 6 tasks, 4 cores.
+    EXPECT_DOUBLE_EQ(manual_cost_factors(sf::cost_term_inputs(f, false, 4), 1)[sf::kCacheTrafficTerm], 5000 / 4.0);
     sf::ScheduleFeatures large = f;
     large.bytes_at_realization = 1 << 20; // fresh pages, faulted in once per run; malloc'ed
     EXPECT_DOUBLE_EQ(sf::cost_terms(sf::cost_term_inputs(large, false, 4))[22], 1 << 20);

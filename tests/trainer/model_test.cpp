@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -93,7 +94,7 @@ void check_gradient(LossKind kind) {
             const double down = reference_loss(wd, p, batch, kind);
             wd[size_t(t)][i] = saved;
             const double numeric = (up - down) / (2 * h);
-            // float32 forward and backward sums (441 features, 27 terms x 12 states x 4 stages)
+            // float32 forward and backward sums (441 features, 28 terms x 12 states x 4 stages)
             // carry relative errors near 1e-5; 2e-3 relative, plus 1e-4 of the tensor's largest
             // entry for entries that cancel to near zero, leaves a wide margin over that while a
             // wrong derivative (a missed term, a sign) is off by order one.
@@ -256,6 +257,26 @@ TEST(Weights, RandomInitIsDeterministicAndInRange) {
     EXPECT_GT(hi, 0.45);
 }
 
+// The committed weights were trained before bytes_read_past_cache (27 terms, 39 schedule
+// features): they load widened, the new feature's filter column and the new term's row, bias and
+// scale zero, so that the feature cannot move a prediction and the term's coefficient is zero.
+TEST(Weights, WeightsFromBeforeTheCacheTermLoadWithItUnused) {
+    const Weights w = Weights::load(std::string(SCHEDFORGE_SOURCE_DIR) +
+                                    "/configs/weights/amd-epyc-avx512-2core-from-calibrated.weights");
+    const int last_feature = kScheduleFeatures - 1, last_term = kTerms - 1;
+    ASSERT_EQ(last_term, featurize::kCacheTrafficTerm);
+    float unused = 0, used = 0;
+    for (int c = 0; c < kHead2Channels; c++) {
+        unused += std::abs(w[Tensor::Head2Filter][size_t(c + kHead2Channels * last_feature)]);
+        used += std::abs(w[Tensor::Head2Filter][size_t(c)]);
+    }
+    for (int e = 0; e < kEmbedding; e++) unused += std::abs(w[Tensor::Filter1][size_t(last_term + kTerms * e)]);
+    unused += std::abs(w[Tensor::Bias1][size_t(last_term)]) + std::abs(w[Tensor::TermLogScale][size_t(last_term)]);
+    EXPECT_EQ(unused, 0.0f);
+    EXPECT_GT(used, 0.0f); // the trained part came through
+    EXPECT_TRUE(w.compute_per_op);
+}
+
 TEST(Weights, RoundTripAndRefusals) {
     Weights w = Weights::random(12);
     w.origin = "test origin\nwith a newline";
@@ -284,8 +305,8 @@ TEST(Weights, RoundTripAndRefusals) {
     refused(flipped, "checksum");
     refused(bytes.substr(0, bytes.size() - 100), "checksum");
     refused("hello", "not a schedforge weights file");
-    refused(edited_weights(bytes, "schedule_features = 1 x 39", "schedule_features = 2 x 39"),
-            "trained on schedule features 2 x 39, this build computes 1 x 39");
+    refused(edited_weights(bytes, "schedule_features = 2 x 40", "schedule_features = 3 x 40"),
+            "trained on schedule features 3 x 40, this build computes 2 x 40");
     refused(edited_weights(bytes, "pipeline_features = 1 x 441", "pipeline_features = 1 x 440"),
             "pipeline features 1 x 440");
     refused(edited_weights(bytes, "head1=8", "head1=16"), "network");

@@ -72,7 +72,7 @@ inline std::vector<double> reference_forward(const WeightsD &w, const PipelineIn
                 for (int c = 0; c < kHead2Channels; c++)
                     sum += W(Tensor::Filter1, o + kTerms * (kHead1Channels + c)) * head2[c];
                 v += sum / std::sqrt(double(kEmbedding));
-                double term = o < featurize::kNumParallelCostTerms ? terms[size_t(o)] / speedup : terms[size_t(o)];
+                double term = featurize::is_parallel_cost_term(o) ? terms[size_t(o)] / speedup : terms[size_t(o)];
                 if (o < featurize::kNumComputeCostTerms) term *= ops;
                 costs[size_t(n)] += std::max(v, 0.0) * std::exp(W(Tensor::TermLogScale, o)) * term;
             }
