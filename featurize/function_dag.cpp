@@ -930,7 +930,14 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 // Under strict_float, as the project compiles, the simplifier keeps float terms like
                 // 0.0f * f(x - 3) (also inside casts): their loads count in Halide's bounds, so here too.
                 const Expr strict = Halide::strict_float(e);
-                for (const auto &[name, box] : boxes_required(with_estimates(strict), scope, value_bounds)) {
+                std::map<std::string, Box> found = boxes_required(with_estimates(strict), scope, value_bounds);
+                // A call the simplifier folds away (f(x, clamp(g(x), 0, 0)) is f(x, 0)) is still a
+                // use to Halide, which checks compute_at on the unsimplified definition: it gets the
+                // box of the unsimplified expression (found keeps the simplified boxes it has).
+                for (auto &[name, box] : boxes_required(SubstituteEstimates().mutate(strict), scope, value_bounds)) {
+                    found.emplace(name, box);
+                }
+                for (const auto &[name, box] : found) {
                     auto [it, fresh] = boxes.emplace(name, box);
                     if (!fresh) it->second = box_union(it->second, box);
                 }

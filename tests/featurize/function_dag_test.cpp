@@ -162,6 +162,23 @@ TEST(FunctionDAG, ZeroWeightedFloatTapsStillRead) {
     EXPECT_EQ(node(dag, "f").region_at_root, (std::vector<Span>{{-3, 50}}));
 }
 
+TEST(FunctionDAG, ReadsTheSimplifierFoldsAwayStillHaveEdges) {
+    // A gather over one channel: h reads f at channel clamp(g(x), 0, 0), which simplifies to f's
+    // channel 0 with no call to g left. Halide still sees h use g (compute_at legality is checked
+    // on the definition), so g needs its edge: without it every site looked legal for g.
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), c("c");
+    Func f("f"), g("g"), h("h");
+    f(x, c) = in(x, c) * 2.0f;
+    g(x, c) = cast<uint16_t>(x);
+    h(x, c) = f(x, clamp(cast<int>(g(x, c)), 0, 0));
+    in.set_estimates({{0, 40}, {0, 1}});
+    h.set_estimates({{0, 32}, {0, 1}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(h));
+    EXPECT_EQ(edge_between(dag, "g", "h").required({{0, 9}, {0, 0}}), (std::vector<Span>{{0, 9}, {0, 0}}));
+    EXPECT_EQ(node(dag, "g").region_at_root, (std::vector<Span>{{0, 31}, {0, 0}}));
+}
+
 TEST(FunctionDAG, LetBoundIndicesFollowTheirLoops) {
     // g(x) = let t = 2x + 1 in f(t): the call's argument is the let variable, which moves two
     // steps per step of x. It is not a constant, however it looks in the call.
