@@ -40,6 +40,9 @@ namespace {
 
 using Region = std::vector<Span>;
 
+// The unit of traffic between cache levels on x86 (bytes_read_past_cache).
+constexpr double kCacheLineBytes = 64;
+
 double points(const Region &r) { return double(region_points(r)); }
 double lines(const Region &r) { return r.empty() ? 1 : points(r) / double(r[0].extent()); }
 double innermost(const Region &r) { return r.empty() ? 1 : double(r[0].extent()); }
@@ -427,7 +430,13 @@ double Featurizer::bytes_read_past_cache(StageRef s, const ScheduleFeatures &f) 
             blocks.push_back({b_.loop_bounds(s, dag_.nodes[size_t(s.node)].region_at_root), 1.0});
         }
     }
-    auto bytes = [&](size_t i) { return bytes_and_lines(reads(s, blocks[i].loop_bounds)).first; };
+    // A block cannot bring in more than a cache line per load it makes: a gather's reads span its
+    // whole table from the first vector on, but each load touches one line of it.
+    const double bytes_per_point = double(loads(s).size()) * kCacheLineBytes;
+    auto bytes = [&](size_t i) {
+        const Region &b = blocks[i].loop_bounds;
+        return std::min(bytes_and_lines(reads(s, b)).first, points(b) * bytes_per_point);
+    };
     size_t lo = 0, hi = blocks.size() - 1;
     double hi_bytes = bytes(hi);
     if (hi_bytes <= kCoreCacheBytes) return blocks[hi].iterations * hi_bytes;

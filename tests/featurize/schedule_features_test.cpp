@@ -357,6 +357,32 @@ TEST(ScheduleFeatures, BytesReadPastCacheSeesTheLoopOrder) {
               points / (1024 * 128 * 1024) * (128 * 1024 + 1024 * 1024) * 4);
 }
 
+// A gather: out(x, y) = table(idx(x, y)) over a 16 MiB table. Each vector's reads span the whole
+// table, but a block brings in at most a cache line (64 bytes) per load: 2 loads a point. The
+// first block past the cache is the whole output: the table and the indices, once.
+TEST(ScheduleFeatures, BytesReadPastCacheOfAGatherIsALinePerLoad) {
+    ImageParam table(Float(32), 1, "table"), idx(Int(32), 2, "idx");
+    Var x("x"), y("y");
+    Func out("out");
+    const int n = 4 << 20;
+    out(x, y) = table(clamp(idx(x, y), 0, n - 1));
+    table.set_estimates({{0, n}});
+    idx.set_estimates({{0, 1024}, {0, 1024}});
+    out.set_estimates({{0, 1024}, {0, 1024}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(out));
+    LoopNest nest(dag);
+    const int node = node_of(dag, "out");
+    nest.funcs[size_t(node)] = {Site::root(), Site::root(), {{{}, 0, 8, false, false}}};
+    for (size_t i = 0; i < dag.nodes.size(); i++) {
+        if (can_inline(dag, int(i))) nest.funcs[i] = {Site::inlined(), Site::inlined(), {}};
+    }
+    ASSERT_EQ(nest.validate(dag), "");
+    // Per vector 8 x 128 bytes, per row 1024 x 128 (128 KiB): both fit; the whole output reads
+    // 16 MiB of table and 4 MiB of indices.
+    EXPECT_EQ(features(compute_schedule_features(dag, nest, kAvx2), node).bytes_read_past_cache,
+              (double(n) + 1024 * 1024) * 4);
+}
+
 // The conv layer of fixtures.h. Nodes: relu, conv, then the ImageParams' wrappers and inputs.
 struct ConvLayer : testing::ConvLayerPipeline {
     FunctionDAG dag;
