@@ -187,7 +187,7 @@ std::vector<Directive> schedule_directives(const FunctionDAG &dag, const LoopNes
         site_directive(fs.compute, Directive::ComputeRoot, Directive::ComputeAt);
         if (fs.store != fs.compute) site_directive(fs.store, Directive::StoreRoot, Directive::StoreAt);
         const Node &node = dag.nodes[i];
-        const int64_t padding = fs.store.kind == Site::At ? node.storage_padding(bounds.region(int(i), fs.store)) : 1;
+        const int64_t padding = storage_padding_at(node, fs.store, bounds.region(int(i), fs.store));
         if (padding > 1)
             out.push_back({Directive::AlignStorage, self, {{node.func.args()[0], false}}, padding, false, {}});
     }

@@ -663,8 +663,7 @@ private:
             if (!here.allocated) continue; // only consumers that are skipped here load it
             m.sums[realizations(n)] += 1;
             double &realized = m.realized[size_t(n)];
-            const int64_t allocated =
-                region_points(store.kind == Site::At ? dag_.nodes[size_t(n)].stored_region(here.region) : here.region);
+            const int64_t allocated = region_points(allocated_region(dag_.nodes[size_t(n)], store, here.region));
             realized = std::max(realized, double(allocated));
             if (!here.produced) continue; // allocated, but no consumer reads it here
             m.sums[productions(n)] += 1;

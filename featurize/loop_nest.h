@@ -128,6 +128,15 @@ class LoopNestBounds;
 // The pure loops that run at tiling level 0 (split there, or one wide), innermost first: the
 // loops apply() fuses into one parallel loop.
 std::vector<int> level0_pure_loops(const FunctionDAG &dag, const LoopNest &nest, LoopNestBounds &bounds, StageRef s);
+// The padding (elements) of the innermost dimension of `region` of `node` stored at `store`:
+// Node::storage_padding inside a loop nest, none at root (its strides are symbolic).
+inline int64_t storage_padding_at(const Node &node, const Site &store, const std::vector<Span> &region) {
+    return store.kind == Site::At ? node.storage_padding(region) : 1;
+}
+// What is allocated for `region` of `node` stored at `store` (padded as storage_padding_at says).
+inline std::vector<Span> allocated_region(const Node &node, const Site &store, const std::vector<Span> &region) {
+    return store.kind == Site::At ? node.stored_region(region) : region;
+}
 // Why a Func's storage site is illegal given its compute site, or empty.
 std::string storage_error(const LoopNest &nest, int node);
 // The native SIMD width of the narrowest type a stage reads or writes (the paper's vector width).

@@ -78,7 +78,7 @@ public:
             const FuncSchedule &fs = nest.funcs[i];
             if (dag.nodes[i].is_output || (fs.store.kind != Site::Root && fs.store.kind != Site::At)) continue;
             const Region &r = b_.region(int(i), fs.store);
-            allocations_.push_back({fs.store, points(fs.store.kind == Site::At ? dag.nodes[i].stored_region(r) : r) *
+            allocations_.push_back({fs.store, points(allocated_region(dag.nodes[i], fs.store, r)) *
                                                   double(dag.nodes[i].bytes_per_point())});
         }
     }
@@ -257,8 +257,8 @@ private:
         return calls;
     }
     void featurize(StageRef s, ScheduleFeatures &f);
-    void load_features(StageRef s, ScheduleFeatures &f);
-    double bytes_read_past_cache(StageRef s, const ScheduleFeatures &f);
+    void load_features(StageRef s, const std::vector<Load> &stage_loads, ScheduleFeatures &f);
+    double bytes_read_past_cache(StageRef s, size_t num_loads, const ScheduleFeatures &f);
 
     const FunctionDAG &dag_;
     const LoopNest &nest_;
@@ -336,8 +336,7 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     // Footprints.
     const Region produced = b_.region(s.node, fs.compute);
     f.bytes_at_realization = totals_.realized_points[size_t(s.node)] * bpp(s.node); // the largest, as allocated
-    f.innermost_bytes_at_realization =
-        innermost(fs.store.kind == Site::At ? n.stored_region(stored) : stored) * bpp(s.node);
+    f.innermost_bytes_at_realization = innermost(allocated_region(n, fs.store, stored)) * bpp(s.node);
     f.bytes_at_production = points(produced) * bpp(s.node);
     f.innermost_bytes_at_production = innermost(produced) * bpp(s.node);
     f.bytes_at_task = points(task_region) * bpp(s.node);
@@ -375,7 +374,8 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
         f.num_vectors = f.points_computed_total * whole / t.vector_width;
         f.num_scalars = f.points_computed_total * (1 - whole);
     }
-    load_features(s, f);
+    const std::vector<Load> stage_loads = loads(s);
+    load_features(s, stage_loads, f);
 
     // Working sets.
     f.working_set = working_set_within(Site::at(s, 0));
@@ -383,13 +383,13 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     f.working_set_at_production = working_set_at(fs.compute, s.node);
     f.working_set_at_realization = working_set_at(fs.store, s.node);
     f.working_set_at_root = working_set_within(Site::root());
-    f.bytes_read_past_cache = bytes_read_past_cache(s, f);
+    f.bytes_read_past_cache = bytes_read_past_cache(s, stage_loads.size(), f);
 }
 
 // The header's rule: blocks of loops from the innermost outward, each the union of its iterations'
 // reads; the first that does not fit in kCoreCacheBytes (or the last, the task) is read afresh
 // per iteration. Reads only grow from a block to the next, so that block is found by bisection.
-double Featurizer::bytes_read_past_cache(StageRef s, const ScheduleFeatures &f) {
+double Featurizer::bytes_read_past_cache(StageRef s, size_t num_loads, const ScheduleFeatures &f) {
     const Stage &st = stage(s);
     const StageTiling &t = tiling(s);
     const FuncSchedule &fs = nest_.funcs[size_t(s.node)];
@@ -432,7 +432,7 @@ double Featurizer::bytes_read_past_cache(StageRef s, const ScheduleFeatures &f) 
     }
     // A block cannot bring in more than a cache line per load it makes: a gather's reads span its
     // whole table from the first vector on, but each load touches one line of it.
-    const double bytes_per_point = double(loads(s).size()) * kCacheLineBytes;
+    const double bytes_per_point = double(num_loads) * kCacheLineBytes;
     auto bytes = [&](size_t i) {
         const Region &b = blocks[i].loop_bounds;
         return std::min(bytes_and_lines(reads(s, b)).first, points(b) * bytes_per_point);
@@ -457,7 +457,7 @@ double Featurizer::bytes_read_past_cache(StageRef s, const ScheduleFeatures &f) 
 // <= 4 per lane is s dense vector loads; anything else (larger strides, other dimensions,
 // unknown Jacobians) gathers one scalar per lane. Unrolled loops share the loads that do not
 // move with them.
-void Featurizer::load_features(StageRef s, ScheduleFeatures &f) {
+void Featurizer::load_features(StageRef s, const std::vector<Load> &stage_loads, ScheduleFeatures &f) {
     const Stage &st = stage(s);
     const StageTiling &t = tiling(s);
     const int last = t.levels() - 1;
@@ -470,7 +470,7 @@ void Featurizer::load_features(StageRef s, ScheduleFeatures &f) {
             block *= double(b_.trips(s, last, int(l)));
         }
     }
-    for (const Load &load : loads(s)) {
+    for (const Load &load : stage_loads) {
         const auto &J = load.jacobian.entries;
         auto moves = [&](int loop) {
             return std::any_of(J.begin(), J.end(), [&](const auto &row) { return !is_zero(row[size_t(loop)]); });
