@@ -114,6 +114,16 @@ public:
     std::vector<bool> affected_by(int changed) const {
         std::vector<bool> affected(dag_.nodes.size(), false);
         affected[size_t(changed)] = true;
+        // Everything in the root-level loop nest that contains `node` (working sets, loop bounds).
+        auto mark_group = [&](int node) {
+            const int group = root_node(node);
+            for (size_t n = 0; n < dag_.nodes.size(); n++) {
+                if (nest_.scheduled(int(n)) && !nest_.inlined(int(n)) && root_node(int(n)) == group) affected[n] = true;
+            }
+        };
+        // Inlining a Func that reads an input makes the stages it is inlined into guard their
+        // tails (guards_tails): their loops change, and with them what is computed inside.
+        const bool retiles_readers = nest_.inlined(changed) && guards_tails(dag_, nest_, {changed, 0});
         // Readers, looking through inlined readers to theirs.
         std::vector<int> work{changed};
         while (!work.empty()) {
@@ -123,17 +133,29 @@ public:
                 const int c = dag_.edges[size_t(ei)].consumer_node;
                 if (affected[size_t(c)]) continue;
                 affected[size_t(c)] = true;
-                if (nest_.inlined(c)) work.push_back(c);
+                if (nest_.inlined(c)) {
+                    work.push_back(c);
+                } else if (retiles_readers) {
+                    mark_group(c);
+                }
+            }
+        }
+        // And the Funcs inlined into the retiled stages: their calls follow those loops.
+        for (bool grew = retiles_readers; grew;) {
+            grew = false;
+            for (size_t n = 0; n < dag_.nodes.size(); n++) {
+                if (affected[n] || !nest_.inlined(int(n))) continue;
+                for (int ei : dag_.nodes[n].outgoing_edges) {
+                    if (affected[size_t(dag_.edges[size_t(ei)].consumer_node)]) {
+                        affected[n] = grew = true;
+                        break;
+                    }
+                }
             }
         }
         // Computed inside a root-level loop nest: everything in that nest (working sets).
         const FuncSchedule &fs = nest_.funcs[size_t(changed)];
-        if (fs.compute.kind == Site::At || fs.store.kind == Site::At) {
-            const int group = root_node(changed);
-            for (size_t n = 0; n < dag_.nodes.size(); n++) {
-                if (nest_.scheduled(int(n)) && !nest_.inlined(int(n)) && root_node(int(n)) == group) affected[n] = true;
-            }
-        }
+        if (fs.compute.kind == Site::At || fs.store.kind == Site::At) mark_group(changed);
         return affected;
     }
 

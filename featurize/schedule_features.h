@@ -130,7 +130,9 @@ std::vector<StageFeatures> compute_schedule_features(const FunctionDAG &dag, con
 // search's children): stages the decision cannot affect keep `parent_features` (the other
 // state's), the rest are computed. A decision about a Func can change only its own stages, the
 // stages reading it (directly or through inlined Funcs), the stages sharing its root-level loop
-// nest when it is computed inside one (working sets), and the pipeline-wide working_set_at_root.
+// nest when it is computed inside one (working sets), the root-level loop nests of its readers
+// when it is inlined and reads an input (they guard their tails: guards_tails), and the
+// pipeline-wide working_set_at_root.
 // Equal to compute_schedule_features() (tested); `reused` counts the stages kept.
 std::vector<StageFeatures> update_schedule_features(const FunctionDAG &dag, const LoopNest &nest,
                                                     const Halide::Target &target,

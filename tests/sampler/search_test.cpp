@@ -6,6 +6,7 @@
 #include "featurize/apply.h"
 #include "featurize/cost_terms.h"
 #include "featurize/host_target.h"
+#include "featurize/random_loop_nest.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/rng.h"
@@ -196,6 +197,65 @@ TEST_P(FeatureMemo, EqualsFeaturizingFromScratch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, FeatureMemo, ::testing::Range(0, 16));
+
+// The memo on states the search's path rarely reaches: random complete nests, cut back to each
+// of their stage-0 decisions in the search's order (the Funcs decided later unscheduled). The
+// child made by that decision, featurized from its parent's features, equals a full run.
+TEST(FeatureMemo, EqualsFeaturizingFromScratchOnRandomNestsCutAtEachDecision) {
+    const Halide::Target target = strict_target();
+    int compared = 0;
+    for (uint64_t seed = 0; seed < 40; seed++) {
+        const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::GeneratorConfig(), seed);
+        SCOPED_TRACE(spec.to_text());
+        gen::BuiltPipeline built = gen::build_pipeline(spec);
+        const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+        const SuccessorGenerator generator(dag, target, options(1, 1));
+        for (uint64_t k = 0; k < 4; k++) {
+            const sf::LoopNest full = sf::random_loop_nest(dag, target, seed * 1000 + k);
+            sf::LoopNest parent(dag);
+            for (const Decision &d : generator.decisions()) {
+                if (d.stage != 0) continue;
+                sf::LoopNest child = parent;
+                child.funcs[size_t(d.node)] = full.funcs[size_t(d.node)];
+                const std::vector<sf::StageFeatures> memo = sf::update_schedule_features(
+                    dag, child, target, sf::compute_schedule_features(dag, parent, target), d.node);
+                const std::vector<sf::StageFeatures> scratch = sf::compute_schedule_features(dag, child, target);
+                ASSERT_EQ(memo.size(), scratch.size());
+                for (size_t i = 0; i < memo.size(); i++) {
+                    const auto a = memo[i].features.values(), b = scratch[i].features.values();
+                    for (size_t f = 0; f < a.size(); f++) {
+                        EXPECT_EQ(a[f], b[f])
+                            << "nest seed " << seed * 1000 + k << ", deciding " << dag.nodes[size_t(d.node)].name
+                            << ": " << dag.nodes[size_t(memo[i].node)].name << " stage " << memo[i].stage << " "
+                            << sf::ScheduleFeatures::names()[f];
+                    }
+                }
+                parent = std::move(child);
+                compared++;
+            }
+        }
+    }
+    EXPECT_GT(compared, 100);
+}
+
+// What the search returns, and datasets store, are its best state's memoized features: they
+// equal a full featurization of the schedule (the last decisions inline input wrappers, which
+// retile their readers: see update_schedule_features).
+TEST(BeamSearch, ReturnedFeaturesEqualFeaturizingTheSchedule) {
+    for (uint64_t seed = 0; seed < 12; seed++) { // seed 8's features were stale before 2026-11-26
+        const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::GeneratorConfig(), seed);
+        gen::BuiltPipeline built = gen::build_pipeline(spec);
+        const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+        const SearchResult r = search(dag, options(4, 1));
+        const std::vector<sf::StageFeatures> scratch = sf::compute_schedule_features(dag, r.nest, strict_target());
+        ASSERT_EQ(r.features.size(), scratch.size());
+        for (size_t i = 0; i < scratch.size(); i++) {
+            EXPECT_TRUE(r.features[i].features.values() == scratch[i].features.values())
+                << "pipeline seed " << seed << ", " << dag.nodes[size_t(scratch[i].node)].name << " stage "
+                << scratch[i].stage;
+        }
+    }
+}
 
 TEST(BeamSearch, FeatureMemoChangesNothing) {
     const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::GeneratorConfig(), 4);
