@@ -97,7 +97,7 @@ h5::Handle pipeline_row_type(bool packed) {
     return finish_compound(std::move(t), packed);
 }
 
-h5::Handle schedule_row_type(bool packed) {
+h5::Handle schedule_row_type(bool packed, int schema_version) {
     h5::Handle t = h5::type(H5Tcreate(H5T_COMPOUND, sizeof(ScheduleRow)), "schedule row type");
     const h5::Handle status = status_type(), mode = mode_type();
     SCHEDFORGE_FIELD(ScheduleRow, pipeline_row, H5T_NATIVE_UINT64);
@@ -123,6 +123,10 @@ h5::Handle schedule_row_type(bool packed) {
     SCHEDFORGE_FIELD(ScheduleRow, source_end, H5T_NATIVE_UINT64);
     SCHEDFORGE_FIELD(ScheduleRow, message_begin, H5T_NATIVE_UINT64);
     SCHEDFORGE_FIELD(ScheduleRow, message_end, H5T_NATIVE_UINT64);
+    if (schema_version >= 3) {
+        SCHEDFORGE_FIELD(ScheduleRow, nest_begin, H5T_NATIVE_UINT64);
+        SCHEDFORGE_FIELD(ScheduleRow, nest_end, H5T_NATIVE_UINT64);
+    }
     return finish_compound(std::move(t), packed);
 }
 

@@ -1,4 +1,4 @@
-// Internal to datasets/: schema version 1 as HDF5 objects (SCHEMA.md is the reader's view).
+// Internal to datasets/: the schema as HDF5 objects (SCHEMA.md is the reader's view).
 //
 // Tables are 1-D datasets of compound rows; per-stage features are 2-D float32 arrays; texts are
 // uint8 byte arrays (variable-length strings can be neither checksummed nor compressed); timing
@@ -52,6 +52,7 @@ struct ScheduleRow {
     uint64_t timings_begin, timings_end;   // entries of /timings
     uint64_t source_begin, source_end;     // bytes of /schedule_text
     uint64_t message_begin, message_end;   // bytes of /schedule_text
+    uint64_t nest_begin, nest_end;         // bytes of /schedule_text (schema version 3 on; else 0, 0)
 };
 
 // The fields a row shares with its record (same name, same type), for copying either way.
@@ -65,7 +66,8 @@ struct ScheduleRow {
 
 // Compound types of the rows: `memory` for reading and writing, `file` packed (what is stored).
 h5::Handle pipeline_row_type(bool packed);
-h5::Handle schedule_row_type(bool packed);
+// A file's schedule rows have the fields of its schema version: read older files with theirs.
+h5::Handle schedule_row_type(bool packed, int schema_version = kSchemaVersion);
 
 // Creates an empty, chunked, filtered dataset of `type` with `columns` (0: 1-D) per row.
 h5::Handle create_array(hid_t file, const char *name, hid_t type, hsize_t columns, hsize_t chunk_rows);

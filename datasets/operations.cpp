@@ -26,20 +26,6 @@ void require_absent(const std::string &path) {
     if (fs::exists(path, ec)) throw UserError(path + ": already exists (remove it or choose another name)");
 }
 
-// Runs `write(partial_path)`, then renames the partial file to `path`; removes it on failure.
-void write_via_partial(const std::string &path, const std::function<void(const std::string &)> &write) {
-    const std::string partial = path + ".partial";
-    std::error_code ec;
-    fs::remove(partial, ec);
-    try {
-        write(partial);
-        fs::rename(partial, path);
-    } catch (...) {
-        fs::remove(partial, ec);
-        throw;
-    }
-}
-
 // Copies pipelines and their schedules between files, renumbering rows and skipping
 // (pipeline id, sample) pairs already copied.
 class RecordCopier {
@@ -112,6 +98,19 @@ void write_file(const std::string &path, const std::string &bytes) {
 }
 
 } // namespace
+
+void write_via_partial(const std::string &path, const std::function<void(const std::string &)> &write) {
+    const std::string partial = path + ".partial";
+    std::error_code ec;
+    fs::remove(partial, ec);
+    try {
+        write(partial);
+        fs::rename(partial, path);
+    } catch (...) {
+        fs::remove(partial, ec);
+        throw;
+    }
+}
 
 DatasetSummary summarize(const DatasetReader &reader, const std::string &path) {
     DatasetSummary s;

@@ -8,12 +8,16 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace schedforge::datasets {
 
 class DatasetReader;
+
+// Runs `write(path + ".partial")`, then renames the partial file to `path`; removes it on failure.
+void write_via_partial(const std::string &path, const std::function<void(const std::string &)> &write);
 
 struct DatasetSummary {
     uint64_t pipelines = 0, schedules = 0;

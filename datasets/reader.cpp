@@ -57,10 +57,11 @@ std::unique_ptr<DatasetReader> DatasetReader::open(const std::string &path) {
     m->schedule_text = layout::open_array(f, path, layout::kScheduleText);
     m->timings = layout::open_array(f, path, layout::kTimings);
     try {
-        const h5::Handle ptype = layout::pipeline_row_type(false), stype = layout::schedule_row_type(false);
+        const h5::Handle ptype = layout::pipeline_row_type(false),
+                         stype = layout::schedule_row_type(false, m->info.schema_version);
         m->pipelines.resize(layout::rows(pipelines.get()));
         layout::read_rows(pipelines.get(), ptype.get(), 0, m->pipelines.size(), 0, m->pipelines.data());
-        m->schedules.resize(layout::rows(schedules.get()));
+        m->schedules.assign(layout::rows(schedules.get()), layout::ScheduleRow{}); // older files: no nests
         layout::read_rows(schedules.get(), stype.get(), 0, m->schedules.size(), 0, m->schedules.data());
     } catch (const h5::Error &e) {
         throw UserError(path + ": cannot read its tables (" + e.what() + ")");
@@ -119,6 +120,7 @@ ScheduleRecord DatasetReader::schedule(uint64_t row) const {
     ScheduleRecord s = summary(r);
     s.source = m.text(m.schedule_text.get(), r.source_begin, r.source_end);
     s.message = m.text(m.schedule_text.get(), r.message_begin, r.message_end);
+    s.nest = m.text(m.schedule_text.get(), r.nest_begin, r.nest_end);
     s.features =
         m.features(m.schedule_features.get(), r.features_begin, r.features_end, m.info.schedule_feature_names.size());
     s.timings.resize(r.timings_end > r.timings_begin ? r.timings_end - r.timings_begin : 0);

@@ -1,4 +1,4 @@
-// The dataset schema, version 1 (datasets/SCHEMA.md describes the file layout for readers
+// The dataset schema (datasets/SCHEMA.md describes the file layout for readers
 // without our code). This header is the C++ side: the records a writer appends and a reader
 // returns, the status and search-mode codes, and the file-level metadata. No HDF5 here.
 //
@@ -16,7 +16,9 @@ namespace schedforge::datasets {
 
 // Bumped whenever a reader of the old layout would misread a new file. Version 2 added the
 // `random` search mode; version 1 files are otherwise the same and are read as they are.
-constexpr int kSchemaVersion = 2;
+// Version 3 added each schedule's loop nest (`nest_begin`, `nest_end`); older files are read
+// with empty nests.
+constexpr int kSchemaVersion = 3;
 constexpr int kOldestReadableSchemaVersion = 1;
 inline bool readable_schema_version(int v) { return v >= kOldestReadableSchemaVersion && v <= kSchemaVersion; }
 
@@ -84,6 +86,7 @@ struct ScheduleRecord {
     int32_t threads = 0;         // Halide runtime threads while timing
     std::string source;          // the schedule as C++ source (empty if the search failed)
     std::string message;         // why it failed (empty when ok)
+    std::string nest;            // the schedule as a LoopNest (featurize/loop_nest_text.h); empty if none
     std::vector<float> features; // stages x schedule features, row-major (empty if none)
     std::vector<double> timings; // every timing sample, seconds, in the order taken
 };

@@ -173,8 +173,8 @@ VerifyReport verify_dataset(const std::string &path) {
 
     // Schedules.
     {
-        const std::vector<layout::ScheduleRow> rows =
-            read_table<layout::ScheduleRow>(f, layout::kSchedules, layout::schedule_row_type(false));
+        const std::vector<layout::ScheduleRow> rows = read_table<layout::ScheduleRow>(
+            f, layout::kSchedules, layout::schedule_row_type(false, info.schema_version));
         RangeCheck features("schedule_features", array_rows(f, layout::kScheduleFeatures), problems);
         RangeCheck text("schedule_text", array_rows(f, layout::kScheduleText), problems);
         RangeCheck timing("timings", array_rows(f, layout::kTimings), problems);
@@ -200,6 +200,7 @@ VerifyReport verify_dataset(const std::string &path) {
             }
             text.check(row, r.source_begin, r.source_end);
             text.check(row, r.message_begin, r.message_end);
+            if (info.schema_version >= 3) text.check(row, r.nest_begin, r.nest_end);
             if (!timing.check(row, r.timings_begin, r.timings_end)) continue;
             const bool ok = Status(r.status) == Status::Ok;
             if (ok) {

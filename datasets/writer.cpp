@@ -178,7 +178,7 @@ std::unique_ptr<DatasetWriter> DatasetWriter::reopen(const std::string &path) {
     }
     for (const layout::ScheduleRow &r : srows) {
         schedule_features = std::max(schedule_features, r.features_end);
-        schedule_text = std::max({schedule_text, r.source_end, r.message_end});
+        schedule_text = std::max({schedule_text, r.source_end, r.message_end, r.nest_end});
         timings = std::max(timings, r.timings_end);
     }
     layout::resize(impl->pipeline_features.get(), pipeline_features, impl->pipeline_columns());
@@ -233,6 +233,7 @@ void DatasetWriter::add_schedule(const ScheduleRecord &s) {
         layout::append(m.timings.get(), H5T_NATIVE_DOUBLE, s.timings.data(), s.timings.size(), 0);
     std::tie(row.source_begin, row.source_end) = m.append_text(m.schedule_text.get(), s.source);
     std::tie(row.message_begin, row.message_end) = m.append_text(m.schedule_text.get(), s.message);
+    std::tie(row.nest_begin, row.nest_end) = m.append_text(m.schedule_text.get(), s.nest);
     m.flush();
     layout::append(m.schedules.get(), m.schedule_row_type.get(), &row, 1, 0);
     m.flush();

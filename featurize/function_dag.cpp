@@ -4,6 +4,7 @@
 #include "featurize/function_dag.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -683,6 +684,18 @@ int64_t storage_alignment(const Node &node, bool strided) {
 }
 
 } // namespace
+
+std::string stable_name(const std::string &name) {
+    std::string out;
+    for (size_t i = 0; i < name.size(); i++) {
+        if (name[i] == '$' && i + 1 < name.size() && std::isdigit(static_cast<unsigned char>(name[i + 1]))) {
+            while (i + 1 < name.size() && std::isdigit(static_cast<unsigned char>(name[i + 1]))) i++;
+            continue;
+        }
+        out += name[i];
+    }
+    return out;
+}
 
 int FunctionDAG::node_index(const std::string &name) const {
     for (size_t i = 0; i < nodes.size(); i++) {

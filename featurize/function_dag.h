@@ -209,4 +209,9 @@ public:
     std::string describe() const;                  // a readable dump, for debugging and golden tests
 };
 
+// A Func or stage name without the "$N" suffixes Halide adds to keep names unique within a
+// process ("s1_boundary$10.update(0)" -> "s1_boundary.update(0)"): the same pipeline built in
+// another process, or after other pipelines, gets other suffixes.
+std::string stable_name(const std::string &name);
+
 } // namespace schedforge::featurize

@@ -45,7 +45,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Sample job payload: the searched schedule's source, cost and per-stage features.
 std::string schedule_payload(const ss::ScheduledPipeline &scheduled) {
-    SchedulePayload p{scheduled.source, scheduled.search.cost, {}, {}};
+    SchedulePayload p{scheduled.source, scheduled.nest, scheduled.search.cost, {}, {}};
     for (const sf::StageFeatures &f : scheduled.search.features) {
         for (double v : f.features.values()) p.features.push_back(float(v));
     }
@@ -249,6 +249,7 @@ private:
         s.message = r.message;
         if (SchedulePayload p; !r.payload.empty() && decode(r.payload, p)) {
             s.source = std::move(p.source);
+            s.nest = std::move(p.nest);
             s.predicted_cost = p.cost;
             s.features = std::move(p.features);
         }

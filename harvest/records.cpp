@@ -42,6 +42,7 @@ bool read_pipeline_payload(const std::string &payload, ds::PipelineRecord &rec) 
 std::string encode(const SchedulePayload &p) {
     common::ByteWriter w;
     w.put_string(p.source);
+    w.put_string(p.nest);
     w.put<double>(p.cost);
     w.put_vector(p.features);
     w.put_vector(p.terms);
@@ -52,6 +53,7 @@ bool decode(const std::string &payload, SchedulePayload &p) {
     common::ByteReader in(payload);
     SchedulePayload d;
     d.source = in.get_string();
+    d.nest = in.get_string();
     d.cost = in.get<double>();
     d.features = in.get_vector<float>();
     d.terms = in.get_vector<double>();

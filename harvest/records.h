@@ -20,10 +20,11 @@ std::string pipeline_payload(const featurize::FunctionDAG &dag);
 // Fills rec.stages and rec.features from a pipeline payload; false (and both empty) if damaged.
 bool read_pipeline_payload(const std::string &payload, datasets::PipelineRecord &rec);
 
-// A schedule: its source, the search's predicted cost, per-stage schedule features (row-major)
-// and the manual model's term contributions, stages x terms row-major (empty where not computed).
+// A schedule: its source, its LoopNest as text (featurize/loop_nest_text.h), the search's
+// predicted cost, per-stage schedule features (row-major) and the manual model's term
+// contributions, stages x terms row-major (empty where not computed).
 struct SchedulePayload {
-    std::string source;
+    std::string source, nest;
     double cost = 0;
     std::vector<float> features;
     std::vector<double> terms;

@@ -6,6 +6,7 @@
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
 #include "featurize/host_target.h"
+#include "featurize/loop_nest_text.h"
 #include "featurize/random_loop_nest.h"
 #include "featurize/schedule_features.h"
 #include "generator/build.h"
@@ -76,7 +77,7 @@ std::string member_payload(const sf::FunctionDAG &dag, const sf::LoopNest &nest,
     model.evaluate({&features}, cost);
     ss::ManualCostModel manual(search.coefficients);
     manual.set_pipeline(dag, search.cores);
-    SchedulePayload p{sf::schedule_source(dag, nest), cost.at(0), {}, {}};
+    SchedulePayload p{sf::schedule_source(dag, nest), sf::nest_text(dag, nest), cost.at(0), {}, {}};
     for (const sf::StageFeatures &s : features) {
         for (double v : s.features.values()) p.features.push_back(float(v));
         for (double c : manual.stage_contributions(s)) p.terms.push_back(c);
@@ -317,6 +318,7 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
         if (SchedulePayload p; !r.payload.empty() && decode(r.payload, p)) {
             m.predicted = p.cost;
             m.source = std::move(p.source);
+            m.nest = std::move(p.nest);
             m.features = std::move(p.features);
             for (size_t i = 0; i + sf::kNumCostTerms <= p.terms.size(); i += sf::kNumCostTerms) {
                 m.stage_terms.emplace_back();
@@ -347,6 +349,7 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
             s.message = m.message;
             s.predicted_cost = m.predicted;
             s.source = m.source;
+            s.nest = m.nest;
             s.features = m.features;
             record_times(m.result, s);
             writer->add_schedule(s);

@@ -59,6 +59,7 @@ struct Member {
     // The manual model's term contributions per stage (the FunctionDAG's order), ~nanoseconds.
     std::vector<std::array<double, featurize::kNumCostTerms>> stage_terms;
     std::string source;          // schedule source (population members)
+    std::string nest;            // its LoopNest as text (featurize/loop_nest_text.h)
     std::vector<float> features; // stages x schedule features
     sampler::JobResult result;   // timings and times, outputs dropped
     bool ok() const { return status == sampler::JobStatus::Ok; }

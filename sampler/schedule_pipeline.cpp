@@ -2,6 +2,7 @@
 
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
+#include "featurize/loop_nest_text.h"
 #include "sampler/cost_model.h"
 
 namespace schedforge::sampler {
@@ -18,6 +19,7 @@ ScheduledPipeline schedule_pipeline(const featurize::FunctionDAG &dag, const Hal
     scheduled.search = beam_search(dag, target, *model, options);
     featurize::apply(dag, scheduled.search.nest);
     scheduled.source = featurize::schedule_source(dag, scheduled.search.nest);
+    scheduled.nest = featurize::nest_text(dag, scheduled.search.nest);
     return scheduled;
 }
 

@@ -16,6 +16,7 @@ namespace schedforge::sampler {
 struct ScheduledPipeline {
     SearchResult search;
     std::string source; // featurize::schedule_source() of the schedule applied
+    std::string nest;   // featurize::nest_text() of it (what datasets store)
 };
 
 // Throws featurize::UnsupportedPipeline for a pipeline the search cannot take (e.g. a Func

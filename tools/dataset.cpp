@@ -5,15 +5,20 @@
 //   dataset merge --out OUT [--force] IN...  shards into one file (same hardware and features)
 //   dataset split FILE --out-dir DIR [--fractions 0.8,0.1,0.1]   train/validation/test by pipeline hash
 //   dataset export FILE --out-dir DIR [--format csv|npy]
+//   dataset refeaturize FILE --out OUT     the same records with this build's features, computed
+//                                          from the stored loop nests (schema version 3 on)
 //
 // Exit codes: 0 fine, 1 verify found problems (or a runtime failure), 2 user error.
 #include "datasets/operations.h"
 #include "datasets/reader.h"
 #include "datasets/verify.h"
+#include "harvest/refeaturize.h"
 #include "tools/cli.h"
+#include "tools/progress.h"
 #include "tools/table.h"
 
 #include <iostream>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -22,6 +27,22 @@ namespace {
 using schedforge::UserError;
 using schedforge::tools::format_number;
 namespace ds = schedforge::datasets;
+
+int refeaturize(const std::string &file, const std::string &out) {
+    std::unique_ptr<schedforge::tools::ProgressBar> bar;
+    const schedforge::harvest::RefeaturizeReport r =
+        schedforge::harvest::refeaturize_dataset(file, out, [&](uint64_t, uint64_t total) {
+            if (!bar) bar = std::make_unique<schedforge::tools::ProgressBar>("refeaturize", int64_t(total));
+            bar->step();
+        });
+    if (bar) bar->finish();
+    std::cout << out << ": " << r.pipelines << " pipelines, " << r.schedules << " schedules (" << r.refeaturized
+              << " refeaturized from their loop nests, " << r.without_features << " without features as before)\n";
+    if (r.without_nest) {
+        std::cout << r.without_nest << " schedules left out: they have features but no stored loop nest\n";
+    }
+    return 0;
+}
 
 std::string milliseconds(double seconds) { return format_number("%.4f", seconds * 1e3) + " ms"; }
 
@@ -119,9 +140,14 @@ int main(int argc, char **argv) {
     export_cmd->add_option("FILE", file, "Dataset")->required();
     export_cmd->add_option("--out-dir", out_dir, "Output folder")->required();
     export_cmd->add_option("--format", format, "csv or npy");
-    const std::set<std::string> commands{"info", "verify", "merge", "split", "export"};
+    auto *refeaturize_cmd =
+        app.add_subcommand("refeaturize", "The same records with this build's features, from the stored loop nests");
+    refeaturize_cmd->add_option("FILE", file, "Dataset")->required();
+    refeaturize_cmd->add_option("--out", out, "The refeaturized file (must not exist)")->required();
+    const std::set<std::string> commands{"info", "verify", "merge", "split", "export", "refeaturize"};
     if (argc > 1 && argv[1][0] != '-' && !commands.count(argv[1])) {
-        std::cerr << "dataset: unknown command '" << argv[1] << "' (info, verify, merge, split or export)\n";
+        std::cerr << "dataset: unknown command '" << argv[1]
+                  << "' (info, verify, merge, split, export or refeaturize)\n";
         return 2;
     }
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
@@ -144,6 +170,7 @@ int main(int argc, char **argv) {
             }
             return 0;
         }
+        if (refeaturize_cmd->parsed()) return refeaturize(file, out);
         ds::export_dataset(file, out_dir, format);
         std::cout << "exported " << file << " as " << format << " to " << out_dir << "\n";
         return 0;

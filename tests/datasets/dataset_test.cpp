@@ -43,6 +43,7 @@ void expect_same(const ds::ScheduleRecord &a, const ds::ScheduleRecord &b) {
     EXPECT_EQ(a.threads, b.threads);
     EXPECT_EQ(a.source, b.source);
     EXPECT_EQ(a.message, b.message);
+    EXPECT_EQ(a.nest, b.nest);
     EXPECT_EQ(a.features, b.features);
     EXPECT_EQ(a.timings, b.timings);
 }

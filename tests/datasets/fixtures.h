@@ -64,6 +64,8 @@ inline datasets::ScheduleRecord test_schedule(uint64_t pipeline_row, uint32_t sa
     s.benchmark_seconds = 0.125;
     s.threads = 2;
     s.source = "f.compute_root(); // sample " + std::to_string(sample) + "\n";
+    s.nest =
+        "schedforge-loop-nest 1 nodes 1\nnode 0 f compute root store root stages 0 # " + std::to_string(sample) + "\n";
     for (size_t i = 0; i < stages * columns; i++) s.features.push_back(float(sample) - 0.5f * float(i));
     if (status == datasets::Status::Ok) {
         s.timings = {3e-3 + sample * 1e-4, 2e-3 + sample * 1e-4, 2.5e-3 + sample * 1e-4};

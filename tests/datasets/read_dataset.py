@@ -44,6 +44,7 @@ def main(path, row):
         print("runtime_min", repr(float(s["runtime_min"])))
         print("timings", len(timings), repr(float(timings.min())) if len(timings) else "none")
         print("source_bytes", len(text(f["schedule_text"], s["source_begin"], s["source_end"]).encode("utf-8")))
+        print("nest_bytes", len(text(f["schedule_text"], s["nest_begin"], s["nest_end"]).encode("utf-8")))
 
         # Everything at once, for training: per-schedule feature blocks and runtimes of ok rows.
         ok = schedules["status"] == status_names["ok"]

@@ -244,6 +244,8 @@ TEST(GenerateDataset, PythonReadsWhatCppReads) {
     EXPECT_DOUBLE_EQ(std::stod(said["runtime_min"]), s.runtime_min);
     EXPECT_EQ(said["timings"].substr(0, said["timings"].find(' ')), std::to_string(s.timings.size()));
     EXPECT_EQ(said["source_bytes"], std::to_string(s.source.size()));
+    EXPECT_EQ(said["nest_bytes"], std::to_string(s.nest.size()));
+    EXPECT_GT(s.nest.size(), 0u);
 }
 
 } // namespace

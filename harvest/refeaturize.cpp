@@ -1,0 +1,158 @@
+#include "harvest/refeaturize.h"
+
+#include "apps/app.h"
+#include "common/errors.h"
+#include "common/yaml_reader.h"
+#include "datasets/operations.h"
+#include "datasets/reader.h"
+#include "datasets/writer.h"
+#include "featurize/function_dag.h"
+#include "featurize/loop_nest_text.h"
+#include "featurize/pipeline_features.h"
+#include "featurize/schedule_features.h"
+#include "generator/build.h"
+#include "generator/config.h"
+#include "generator/synthesize.h"
+#include "harvest/records.h"
+
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <vector>
+
+namespace schedforge::harvest {
+
+namespace {
+
+namespace ds = datasets;
+namespace sf = featurize;
+
+constexpr const char *kAppPrefix = "app ";
+
+// The generator config a file's pipelines were drawn with: its `generator_config` text (empty
+// for the built-in defaults). None when the file records no such key (schedule-report files of
+// apps need none) or several (a merge of runs with different generators).
+std::optional<gen::GeneratorConfig> recorded_generator(const std::string &config_text, const std::string &path) {
+    std::set<std::string> texts;
+    try {
+        for (const YAML::Node &document : YAML::LoadAll(config_text)) { // a merged file holds one per run
+            if (document.IsMap() && document["generator_config"])
+                texts.insert(document["generator_config"].as<std::string>());
+        }
+    } catch (const YAML::Exception &e) {
+        throw UserError(path + ": its config attribute is not YAML (" + e.what() + ")");
+    }
+    if (texts.size() != 1) return std::nullopt;
+    if (texts.begin()->empty()) return gen::GeneratorConfig();
+    return gen::parse_generator_config(*texts.begin(), path + " (recorded generator config)");
+}
+
+// A pipeline rebuilt as it was when its schedules ran: its Halide pipeline lives in `random` or
+// `app`, whichever it is.
+struct Rebuilt {
+    gen::BuiltPipeline random;
+    apps::BuiltApp app;
+    Halide::Pipeline pipeline;
+};
+
+Rebuilt rebuild(const ds::PipelineRecord &p, const std::optional<gen::GeneratorConfig> &generator,
+                const std::string &where) {
+    Rebuilt r;
+    if (p.spec.rfind(kAppPrefix, 0) == 0) {
+        const std::string name = p.spec.substr(std::string(kAppPrefix).size());
+        if (!apps::make_app(name)) throw UserError(where + ": unknown app '" + name + "'");
+        r.app = apps::build_app(name, /*small=*/false);
+        r.pipeline = r.app.pipeline;
+        return r;
+    }
+    if (!generator) throw UserError(where + ": the file records no single generator config to draw it with");
+    if (p.generator_version != gen::kGeneratorVersion) {
+        throw UserError(where + ": drawn by generator version " + std::to_string(p.generator_version) +
+                        ", this build has version " + std::to_string(gen::kGeneratorVersion));
+    }
+    const gen::PipelineSpec spec = gen::synthesize_pipeline(*generator, p.seed);
+    if (spec.to_text() != p.spec) {
+        throw UserError(where + ": seed " + std::to_string(p.seed) + " draws another pipeline in this build");
+    }
+    r.random = gen::build_pipeline(spec);
+    r.pipeline = r.random.pipeline;
+    return r;
+}
+
+std::vector<std::string> stable_names(std::vector<std::string> names) {
+    for (std::string &n : names) n = sf::stable_name(n);
+    return names;
+}
+
+} // namespace
+
+RefeaturizeReport refeaturize_dataset(const std::string &input, const std::string &out,
+                                      const std::function<void(uint64_t, uint64_t)> &progress) {
+    std::error_code ec;
+    if (std::filesystem::exists(out, ec)) throw UserError(out + ": already exists (remove it or choose another name)");
+    const auto reader = ds::DatasetReader::open(input);
+    ds::FileInfo info = reader->info();
+    if (info.schema_version < 3) {
+        throw UserError(input + ": schema version " + std::to_string(info.schema_version) +
+                        " stores no loop nests to refeaturize from (version 3 on does)");
+    }
+    const std::optional<gen::GeneratorConfig> generator = recorded_generator(info.config, input);
+    const Halide::Target target(info.target);
+    info.pipeline_feature_version = sf::PipelineFeatures::version();
+    info.pipeline_feature_names = sf::PipelineFeatures::names();
+    info.schedule_feature_version = sf::ScheduleFeatures::version();
+    info.schedule_feature_names = sf::ScheduleFeatures::names();
+
+    // Schedules by pipeline row, in file order.
+    const std::vector<ds::ScheduleRecord> summaries = reader->schedule_summaries();
+    std::vector<std::vector<uint64_t>> by_pipeline(reader->num_pipelines());
+    for (uint64_t s = 0; s < summaries.size(); s++) by_pipeline.at(summaries[s].pipeline_row).push_back(s);
+
+    RefeaturizeReport report;
+    ds::write_via_partial(out, [&](const std::string &partial) {
+        auto writer = ds::DatasetWriter::create(partial, info);
+        for (uint64_t row = 0; row < reader->num_pipelines(); row++) {
+            const std::string where = input + ": pipeline row " + std::to_string(row);
+            ds::PipelineRecord p = reader->pipeline(row);
+            const Rebuilt rebuilt = rebuild(p, generator, where);
+            const sf::FunctionDAG dag = sf::FunctionDAG::build(rebuilt.pipeline);
+            ds::PipelineRecord fresh = p;
+            fresh.stages.clear(), fresh.features.clear();
+            if (!read_pipeline_payload(pipeline_payload(dag), fresh)) throw std::logic_error("pipeline payload");
+            if (stable_names(fresh.stages) != stable_names(p.stages)) {
+                throw UserError(where + ": its stages are not those this build finds");
+            }
+            const uint64_t new_row = writer->add_pipeline(fresh);
+            report.pipelines++;
+            for (uint64_t s : by_pipeline[row]) {
+                ds::ScheduleRecord rec = reader->schedule(s);
+                rec.pipeline_row = new_row;
+                if (rec.features.empty()) {
+                    report.without_features++;
+                } else if (rec.nest.empty()) {
+                    report.without_nest++;
+                    continue;
+                } else {
+                    sf::LoopNest nest;
+                    try {
+                        nest = sf::parse_nest_text(dag, rec.nest);
+                    } catch (const UserError &e) {
+                        throw UserError(where + ", schedule row " + std::to_string(s) + ": " + e.what());
+                    }
+                    rec.features.clear();
+                    for (const sf::StageFeatures &f : sf::compute_schedule_features(dag, nest, target)) {
+                        for (double v : f.features.values()) rec.features.push_back(float(v));
+                    }
+                    report.refeaturized++;
+                }
+                writer->add_schedule(rec);
+                report.schedules++;
+            }
+            if (progress) progress(row + 1, reader->num_pipelines());
+        }
+        writer->close();
+    });
+    return report;
+}
+
+} // namespace schedforge::harvest

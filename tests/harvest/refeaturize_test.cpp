@@ -1,0 +1,119 @@
+// The loop nests datasets store are the schedules they timed: each reads back, for its pipeline
+// drawn again from its seed, as the stored schedule source with the stored features. And
+// `dataset refeaturize` rewrites a file with this build's features from those nests, refusing
+// (exit 2, nothing written) what it cannot read.
+#include "datasets/reader.h"
+#include "datasets/verify.h"
+#include "featurize/apply.h"
+#include "featurize/function_dag.h"
+#include "featurize/loop_nest_text.h"
+#include "featurize/schedule_features.h"
+#include "generator/build.h"
+#include "generator/config.h"
+#include "generator/synthesize.h"
+#include "tests/support/commands.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+
+namespace {
+
+using namespace schedforge::testing;
+namespace ds = schedforge::datasets;
+namespace sf = schedforge::featurize;
+namespace gen = schedforge::gen;
+
+// Two small pipelines, three short searches each.
+std::string make_dataset(const fs::path &dir) {
+    const std::string config = write_config(dir, "version: 1\n"
+                                                 "generator: " +
+                                                     kSmallConfig +
+                                                     "\n"
+                                                     "pipelines: 2\n"
+                                                     "schedules_per_pipeline: 3\n"
+                                                     "seed: 9\n"
+                                                     "beam_sample: {beam_size: 4, passes: 2}\n"
+                                                     "timing: {min_samples: 3, max_samples: 5, max_seconds: 0.05}\n");
+    const std::string out = (dir / "a.h5").string();
+    const Result g = run(std::string(GENERATE_DATASET) + " --config " + config + " --out " + out);
+    EXPECT_EQ(g.exit_code, 0) << g.err;
+    return out;
+}
+
+// Schedule source with identifiers renamed in order of first use: Halide's unique names
+// ("sum$2", RVar "r28") depend on what the process built before, the structure does not.
+std::string alpha_renamed(const std::string &source) {
+    static const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
+    std::map<std::string, std::string> names;
+    std::string out;
+    auto last = source.cbegin();
+    for (std::sregex_iterator it(source.begin(), source.end(), identifier), end; it != end; ++it) {
+        out.append(last, (*it)[0].first);
+        auto [name, fresh] = names.emplace(it->str(), "id" + std::to_string(names.size()));
+        out += name->second;
+        last = (*it)[0].second;
+    }
+    return out.append(last, source.cend());
+}
+
+std::string dataset(const std::string &args) { return std::string(DATASET) + " " + args; }
+
+TEST(StoredLoopNests, AreTheScheduleThatRan) {
+    const fs::path dir = scratch("stored_nests");
+    const auto r = ds::DatasetReader::open(make_dataset(dir));
+    const gen::GeneratorConfig cfg = gen::load_generator_config(kSmallConfig);
+    const Halide::Target target(r->info().target);
+    ASSERT_EQ(r->num_schedules(), 6u);
+    for (uint64_t row = 0; row < r->num_schedules(); row++) {
+        const ds::ScheduleRecord s = r->schedule(row);
+        const ds::PipelineRecord p = r->pipeline(s.pipeline_row);
+        gen::BuiltPipeline built = gen::build_pipeline(gen::synthesize_pipeline(cfg, p.seed));
+        const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+        ASSERT_FALSE(s.nest.empty()) << "schedule row " << row;
+        const sf::LoopNest nest = sf::parse_nest_text(dag, s.nest);
+        EXPECT_EQ(alpha_renamed(sf::schedule_source(dag, nest)), alpha_renamed(s.source)) << "schedule row " << row;
+        std::vector<float> features;
+        for (const sf::StageFeatures &f : sf::compute_schedule_features(dag, nest, target)) {
+            for (double v : f.features.values()) features.push_back(float(v));
+        }
+        EXPECT_EQ(features, s.features) << "schedule row " << row;
+    }
+}
+
+TEST(Refeaturize, RewritesTheSameRecordsAndRefusesWhatItCannotRead) {
+    const fs::path dir = scratch("refeaturize");
+    const std::string in = make_dataset(dir), out = (dir / "b.h5").string();
+    const Result ok = run(dataset("refeaturize " + in + " --out " + out));
+    ASSERT_EQ(ok.exit_code, 0) << ok.err;
+    EXPECT_NE(ok.out.find("6 refeaturized"), std::string::npos) << ok.out;
+    EXPECT_TRUE(ds::verify_dataset(out).ok());
+    {
+        const auto a = ds::DatasetReader::open(in), b = ds::DatasetReader::open(out);
+        ASSERT_EQ(b->num_schedules(), a->num_schedules());
+        for (uint64_t row = 0; row < a->num_schedules(); row++) {
+            const ds::ScheduleRecord x = a->schedule(row), y = b->schedule(row);
+            EXPECT_EQ(x.features, y.features); // the same build: the same features
+            EXPECT_EQ(x.nest, y.nest);
+            EXPECT_EQ(x.source, y.source);
+            EXPECT_EQ(x.timings, y.timings);
+            EXPECT_EQ(x.pipeline_row, y.pipeline_row);
+        }
+    } // readers closed: h5py opens the file below
+
+    expect_user_error(run(dataset("refeaturize " + in + " --out " + out)), "already exists");
+    expect_user_error(run(dataset("refeaturize " + (dir / "none.h5").string() + " --out " + (dir / "c.h5").string())),
+                      "none.h5");
+    // A nest of a format version this build does not read: refused, and nothing is left behind.
+    const Result edit = run("/usr/bin/python3 -c \"import h5py; f = h5py.File('" + in +
+                            "', 'r+'); t = f['schedule_text']; b = t[:].tobytes(); "
+                            "i = b.index(b'schedforge-loop-nest 1'); t[i + 21] = ord('7'); f.close()\"");
+    ASSERT_EQ(edit.exit_code, 0) << edit.err;
+    const std::string damaged_out = (dir / "d.h5").string();
+    expect_user_error(run(dataset("refeaturize " + in + " --out " + damaged_out)), "version 7");
+    EXPECT_FALSE(fs::exists(damaged_out));
+    EXPECT_FALSE(fs::exists(damaged_out + ".partial"));
+}
+
+} // namespace
