@@ -1,5 +1,6 @@
-// The 27 hand-designed cost terms of the source paper's Appendix B and one of ours (term 27, the
-// capacity misses of bytes_read_past_cache), written once for every cost model: per stage, cost = sum_i c_i * term_i,
+// The 27 hand-designed cost terms of the source paper's Appendix B and two of ours (term 27, the
+// capacity misses of bytes_read_past_cache; term 28, the reads from memory of
+// bytes_read_from_memory), written once for every cost model: per stage, cost = sum_i c_i * term_i,
 // where the manual model (sampler/) takes the coefficients c_i from a config file and the learned model (trainer/)
 // predicts them per stage with its network. The terms are linear in the coefficients, so each one below is the factor
 // that multiplies its c_i in the paper's formula.
@@ -31,7 +32,7 @@
 
 namespace schedforge::featurize {
 
-inline constexpr int kNumCostTerms = 28;
+inline constexpr int kNumCostTerms = 29;
 
 inline double select_value(bool c, double t, double f) { return c ? t : f; }
 inline double max_value(double a, double b) { return std::max(a, b); }
@@ -67,7 +68,8 @@ inline const std::array<const char *, kNumCostTerms> &cost_term_names() {
                                                                   "parallel_launches",
                                                                   "parallel_tasks",
                                                                   "working_set",
-                                                                  "bytes_read_past_cache"};
+                                                                  "bytes_read_past_cache",
+                                                                  "bytes_read_from_memory"};
     return names;
 }
 
@@ -79,7 +81,8 @@ struct CostTermInputs {
         bytes_at_production, inlined_calls, unique_bytes_read_per_realization, unique_lines_read_per_realization,
         vector_size, num_vectors, num_scalars, scalar_loads_per_vector, vector_loads_per_vector,
         scalar_loads_per_scalar, unique_bytes_read_per_vector, unique_lines_read_per_vector, unique_bytes_read_per_task,
-        unique_lines_read_per_task, bytes_at_task, innermost_bytes_at_task, working_set, bytes_read_past_cache;
+        unique_lines_read_per_task, bytes_at_task, innermost_bytes_at_task, working_set, bytes_read_past_cache,
+        bytes_read_from_memory;
     T is_output; // 1 for the pipeline's outputs, else 0
     T num_cores;
 };
@@ -111,6 +114,7 @@ CostTermInputs<T> cost_term_inputs(Feature feature, T is_output, T num_cores) {
             feature(I::innermost_bytes_at_task),
             feature(I::working_set),
             feature(I::bytes_read_past_cache),
+            feature(I::bytes_read_from_memory),
             is_output,
             num_cores};
 }
@@ -119,10 +123,14 @@ inline CostTermInputs<double> cost_term_inputs(const ScheduleFeatures &f, bool i
     return cost_term_inputs<double>([&](int i) { return f[i]; }, is_output ? 1.0 : 0.0, double(num_cores));
 }
 
-// Terms 0-14 and 27 (compute and loads) count the stage's total work; both models divide them by
-// the parallel speedup the stage can get: its tasks, up to the cores.
-inline constexpr int kCacheTrafficTerm = 27;
-inline constexpr bool is_parallel_cost_term(int i) { return i < 15 || i == kCacheTrafficTerm; }
+// Terms 0-14, 27 and 28 (compute and loads) count the stage's total work; both models divide them
+// by the parallel speedup the stage can get: its tasks, up to the cores. Memory bandwidth scales
+// with the cores too on the machines measured (two cores streaming from memory each read at 0.068
+// ns/byte, one alone at 0.061).
+inline constexpr int kCacheTrafficTerm = 27, kMemoryTrafficTerm = 28;
+inline constexpr bool is_parallel_cost_term(int i) {
+    return i < 15 || i == kCacheTrafficTerm || i == kMemoryTrafficTerm;
+}
 // Terms 0-3 (compute) count points; both models multiply them by the stage's operations per point
 // (the learned one unless its weights were trained without: trainer/weights.h).
 inline constexpr int kNumComputeCostTerms = 4;
@@ -220,6 +228,8 @@ std::array<T, kNumCostTerms> cost_terms(const CostTermInputs<T> &x) {
     t[26] = x.working_set;
     // Re-reads from beyond the cache that the loop order causes (schedule_features.h).
     t[kCacheTrafficTerm] = x.bytes_read_past_cache;
+    // Reads of producers evicted from the last-level cache before they are read (same header).
+    t[kMemoryTrafficTerm] = x.bytes_read_from_memory;
     return t;
 }
 

@@ -686,10 +686,23 @@ int64_t storage_alignment(const Node &node, bool strided) {
 } // namespace
 
 std::string stable_name(const std::string &name) {
+    static const std::string kLambda = "lambda_";
+    auto digit = [&](size_t i) { return i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])); };
     std::string out;
     for (size_t i = 0; i < name.size(); i++) {
-        if (name[i] == '$' && i + 1 < name.size() && std::isdigit(static_cast<unsigned char>(name[i + 1]))) {
-            while (i + 1 < name.size() && std::isdigit(static_cast<unsigned char>(name[i + 1]))) i++;
+        const bool lambda = name.compare(i, kLambda.size(), kLambda) == 0 && (i == 0 || name[i - 1] == '.') &&
+                            digit(i + kLambda.size());
+        if (lambda) { // Halide's name for an anonymous Func: "lambda_" and a process-wide counter
+            size_t j = i + kLambda.size();
+            while (digit(j)) j++;
+            if (j == name.size() || name[j] == '.' || name[j] == '$') {
+                out += "lambda";
+                i = j - 1;
+                continue;
+            }
+        }
+        if (name[i] == '$' && digit(i + 1)) {
+            while (digit(i + 1)) i++;
             continue;
         }
         out += name[i];

@@ -209,9 +209,10 @@ public:
     std::string describe() const;                  // a readable dump, for debugging and golden tests
 };
 
-// A Func or stage name without the "$N" suffixes Halide adds to keep names unique within a
-// process ("s1_boundary$10.update(0)" -> "s1_boundary.update(0)"): the same pipeline built in
-// another process, or after other pipelines, gets other suffixes.
+// A Func or stage name without the counters Halide adds to keep names unique within a process:
+// "$N" suffixes ("s1_boundary$10.update(0)" -> "s1_boundary.update(0)") and the number of the
+// anonymous Funcs it names "lambda_N" (BoundaryConditions makes them). The same pipeline built
+// in another process, or after other pipelines, gets other counters.
 std::string stable_name(const std::string &name);
 
 } // namespace schedforge::featurize

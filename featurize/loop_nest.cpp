@@ -231,7 +231,8 @@ std::string LoopNest::validate(const FunctionDAG &dag) const {
             if (host.compute.kind != Site::Root && host.compute.kind != Site::At) {
                 return where + "computed in the loops of an unscheduled or inlined Func";
             }
-            if (c.level < 0 || c.level >= int(host.stages[size_t(c.stage.stage)].tiles.size())) {
+            if (size_t(c.stage.stage) >= host.stages.size() || c.level < 0 ||
+                c.level >= int(host.stages[size_t(c.stage.stage)].tiles.size())) {
                 return where + "computed at a tiling level that does not exist";
             }
             for (StageRef r : readers) {

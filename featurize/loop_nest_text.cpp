@@ -9,6 +9,10 @@ namespace schedforge::featurize {
 namespace {
 
 constexpr const char *kMagic = "schedforge-loop-nest";
+// Bounds on what a stored nest may say: far above any schedule, far below int64 overflow in
+// LoopNestBounds' products.
+constexpr int64_t kMaxTileExtent = int64_t(1) << 30;
+constexpr int kMaxVectorWidth = 1024;
 
 std::string site_token(const Site &s) {
     switch (s.kind) {
@@ -20,28 +24,46 @@ std::string site_token(const Site &s) {
     return "at " + std::to_string(s.stage.node) + "." + std::to_string(s.stage.stage) + "." + std::to_string(s.level);
 }
 
+// Levels separated by '/', each level's extents by ','; '-' for no levels, '*' for a level of a
+// stage without loops.
 std::string tiles_token(const std::vector<std::vector<int64_t>> &tiles) {
     if (tiles.empty()) return "-";
     std::string out;
     for (size_t k = 0; k < tiles.size(); k++) {
         if (k) out += "/";
+        if (tiles[k].empty()) out += "*";
         for (size_t l = 0; l < tiles[k].size(); l++) out += (l ? "," : "") + std::to_string(tiles[k][l]);
     }
     return out;
 }
 
-// Reads the text line by line, every failure a UserError that says where.
+std::string node_line(const FunctionDAG &dag, size_t n, const FuncSchedule &fs) {
+    return "node " + std::to_string(n) + " " + stable_name(dag.nodes[n].name) + " compute " + site_token(fs.compute) +
+           " store " + site_token(fs.store) + " stages " + std::to_string(fs.stages.size());
+}
+
+std::string stage_line(size_t s, const StageTiling &t) {
+    return "stage " + std::to_string(s) + " tiles " + tiles_token(t.tiles) + " vector " +
+           std::to_string(t.vector_loop) + " " + std::to_string(t.vector_width) + " parallel " +
+           std::to_string(int(t.parallel)) + " unroll " + std::to_string(int(t.unroll));
+}
+
+// Reads the text line by line, every failure a UserError that says where. Each line must be
+// exactly what nest_text() writes for what it was read as (no extra tokens, spaces or digits),
+// and each Func's sites and stage count must agree with each other and with the DAG, so that
+// what LoopNest::validate does not look at (unscheduled Funcs, stage lists) is sound too.
 class Parser {
 public:
     Parser(const FunctionDAG &dag, const std::string &text) : dag_(dag), in_(text) {}
 
     LoopNest parse() {
-        std::istringstream head = line();
+        const std::string head = line();
+        std::istringstream words(head);
         std::string magic, nodes_word;
         int version = 0;
         size_t nodes = 0;
-        head >> magic >> version >> nodes_word >> nodes;
-        if (!head || magic != kMagic || nodes_word != "nodes") fail("not a loop nest");
+        words >> magic >> version >> nodes_word >> nodes;
+        if (!words || magic != kMagic || nodes_word != "nodes") fail("not a loop nest");
         if (version != kLoopNestTextVersion) {
             fail("version " + std::to_string(version) + ", this build reads version " +
                  std::to_string(kLoopNestTextVersion));
@@ -49,10 +71,14 @@ public:
         if (nodes != dag_.nodes.size()) {
             fail(std::to_string(nodes) + " nodes, the pipeline has " + std::to_string(dag_.nodes.size()));
         }
+        canonical(head, std::string(kMagic) + " " + std::to_string(version) + " nodes " + std::to_string(nodes));
         LoopNest nest(dag_);
         for (size_t n = 0; n < nodes; n++) node(n, nest.funcs[n]);
         std::string rest;
-        if (std::getline(in_, rest) && !rest.empty()) fail("text after the last node");
+        if (std::getline(in_, rest)) {
+            line_number_++;
+            fail("text after the last node");
+        }
         const std::string why = nest.validate(dag_);
         if (!why.empty()) throw UserError("loop nest: not legal for this pipeline: " + why);
         return nest;
@@ -63,11 +89,15 @@ private:
         throw UserError("loop nest, line " + std::to_string(line_number_) + ": " + why);
     }
 
-    std::istringstream line() {
+    std::string line() {
         std::string l;
         if (!std::getline(in_, l)) fail("ends early");
         line_number_++;
-        return std::istringstream(l);
+        return l;
+    }
+
+    void canonical(const std::string &got, const std::string &expected) const {
+        if (got != expected) fail("malformed (expected '" + expected + "')");
     }
 
     Site site(std::istringstream &in) {
@@ -92,7 +122,8 @@ private:
     }
 
     void node(size_t n, FuncSchedule &fs) {
-        std::istringstream in = line();
+        const std::string text = line();
+        std::istringstream in(text);
         std::string word, name, compute_word, store_word, stages_word;
         size_t index = 0, stages = 0;
         in >> word >> index >> name;
@@ -107,12 +138,26 @@ private:
         fs.store = site(in);
         in >> stages_word >> stages;
         if (!in || stages_word != "stages") fail("no stage count");
-        if (stages != 0 && stages != dag_.nodes[n].stages.size()) fail("wrong number of stages for " + name);
-        for (size_t s = 0; s < stages; s++) fs.stages.push_back(stage(n, s));
+        const Node &node = dag_.nodes[n];
+        const bool tiled = fs.compute.kind == Site::Root || fs.compute.kind == Site::At;
+        if (node.is_input && fs.compute.kind != Site::Unscheduled) fail("input " + name + " is scheduled");
+        if (!tiled && fs.store.kind != fs.compute.kind) fail(name + ": stored where it is not computed");
+        if (fs.compute.kind == Site::Root && fs.store.kind != Site::Root)
+            fail(name + ": computed at root, stored inside a loop");
+        if (fs.compute.kind == Site::At && fs.store.kind == Site::Unscheduled) fail(name + ": no storage");
+        if (fs.compute.kind == Site::At && fs.store.kind == Site::Inline) fail(name + ": no storage");
+        if (stages != (tiled ? node.stages.size() : 0)) {
+            fail(name + ": " + std::to_string(stages) + " stage tilings, expected " +
+                 std::to_string(tiled ? node.stages.size() : 0));
+        }
+        fs.stages.resize(stages);
+        canonical(text, node_line(dag_, n, fs));
+        for (size_t s = 0; s < stages; s++) fs.stages[s] = stage(n, s);
     }
 
     StageTiling stage(size_t n, size_t s) {
-        std::istringstream in = line();
+        const std::string text = line();
+        std::istringstream in(text);
         std::string word, tiles_word, tiles, vector_word, parallel_word, unroll_word;
         size_t index = 0;
         StageTiling t;
@@ -128,25 +173,31 @@ private:
             std::istringstream levels(tiles);
             for (std::string level; std::getline(levels, level, '/');) {
                 std::vector<int64_t> extents;
-                std::istringstream items(level);
+                std::istringstream items(level == "*" ? "" : level);
                 for (std::string item; std::getline(items, item, ',');) {
                     try {
                         size_t used = 0;
                         extents.push_back(std::stoll(item, &used));
-                        if (used != item.size() || extents.back() < 1) throw std::invalid_argument(item);
+                        if (used != item.size() || extents.back() < 1 || extents.back() > kMaxTileExtent)
+                            throw std::invalid_argument(item);
                     } catch (const std::exception &) {
                         fail("bad tile extent '" + item + "'");
                     }
                 }
-                if (extents.size() != loops)
+                if (extents.size() != loops) {
                     fail("a tile of " + std::to_string(extents.size()) + " loops, the stage has " +
                          std::to_string(loops));
+                }
                 t.tiles.push_back(std::move(extents));
             }
         }
-        if (t.vector_loop < -1 || t.vector_loop >= int(loops) || t.vector_width < 1) fail("bad vector loop");
+        if (t.vector_loop < -1 || t.vector_loop >= int(loops) || t.vector_width < 1 ||
+            t.vector_width > kMaxVectorWidth || (t.vector_loop < 0 && t.vector_width != 1)) {
+            fail("bad vector loop");
+        }
         if ((parallel != 0 && parallel != 1) || (unroll != 0 && unroll != 1)) fail("flags are 0 or 1");
         t.parallel = parallel, t.unroll = unroll;
+        canonical(text, stage_line(s, t));
         return t;
     }
 
@@ -162,13 +213,8 @@ std::string nest_text(const FunctionDAG &dag, const LoopNest &nest) {
     o << kMagic << " " << kLoopNestTextVersion << " nodes " << dag.nodes.size() << "\n";
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         const FuncSchedule &fs = nest.funcs[n];
-        o << "node " << n << " " << stable_name(dag.nodes[n].name) << " compute " << site_token(fs.compute) << " store "
-          << site_token(fs.store) << " stages " << fs.stages.size() << "\n";
-        for (size_t s = 0; s < fs.stages.size(); s++) {
-            const StageTiling &t = fs.stages[s];
-            o << "stage " << s << " tiles " << tiles_token(t.tiles) << " vector " << t.vector_loop << " "
-              << t.vector_width << " parallel " << int(t.parallel) << " unroll " << int(t.unroll) << "\n";
-        }
+        o << node_line(dag, n, fs) << "\n";
+        for (size_t s = 0; s < fs.stages.size(); s++) o << stage_line(s, fs.stages[s]) << "\n";
     }
     return o.str();
 }

@@ -368,19 +368,30 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     std::tie(f.unique_bytes_read_per_realization, f.unique_lines_read_per_realization) =
         bytes_and_lines(per_realization);
     const std::map<int, Region> per_tile = reads(s, inner);
+    const std::map<int, Region> per_task = reads(s, task_loops);
+    const double tasks = f.inner_parallelism > 1 ? f.inner_parallelism : double(b_.iterations(task_site));
     for (const auto &[p, r] : per_realization) {
         const FuncSchedule &ps = nest_.funcs[size_t(p)];
+        double allocation = 0, reuse_distance = 0;
         if (dag_.nodes[size_t(p)].is_input) {
-            f.allocation_bytes_read_per_realization += points(dag_.nodes[size_t(p)].region_at_root) * bpp(p);
+            allocation = reuse_distance = points(dag_.nodes[size_t(p)].region_at_root) * bpp(p);
         } else if (ps.compute.kind == Site::Unscheduled) {
-            f.allocation_bytes_read_per_realization += points(per_tile.at(p)) * bpp(p); // optimistic
+            allocation = points(per_tile.at(p)) * bpp(p); // optimistic
         } else {
-            f.allocation_bytes_read_per_realization += points(b_.region(p, ps.store)) * bpp(p);
+            allocation = points(b_.region(p, ps.store)) * bpp(p);
+            reuse_distance = ps.store.kind == Site::At ? working_set_within(ps.store) : allocation;
+        }
+        f.allocation_bytes_read_per_realization += allocation;
+        // Consecutive realizations in a task share much of what they read (a sliding window):
+        // a byte comes from memory once per realization at most and once per task at least.
+        if (reuse_distance > kSharedCacheBytesPerCore) {
+            f.bytes_read_from_memory +=
+                std::min(f.num_realizations * points(r), tasks * points(per_task.at(p))) * bpp(p);
         }
     }
     std::tie(f.unique_bytes_read_per_vector, f.unique_lines_read_per_vector) =
         bytes_and_lines(reads(s, b_.tile_bounds(s, t.levels() - 1)));
-    std::tie(f.unique_bytes_read_per_task, f.unique_lines_read_per_task) = bytes_and_lines(reads(s, task_loops));
+    std::tie(f.unique_bytes_read_per_task, f.unique_lines_read_per_task) = bytes_and_lines(per_task);
 
     // Vectors and scalars: with tails shifted inwards every vector is whole; guarded tails run
     // as scalars.

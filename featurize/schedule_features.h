@@ -1,6 +1,6 @@
-// Schedule features: the 39 per-stage features of Adams et al. 2019 (Appendix A) and one of ours
-// (bytes_read_past_cache), computed symbolically from a LoopNest and the FunctionDAG, without
-// lowering.
+// Schedule features: the 39 per-stage features of Adams et al. 2019 (Appendix A) and two of ours
+// (bytes_read_past_cache, bytes_read_from_memory), computed symbolically from a LoopNest and the
+// FunctionDAG, without lowering.
 //
 // Conventions (the definitions below say per feature):
 //   - counts are over one run of the whole pipeline on its estimated sizes;
@@ -22,6 +22,16 @@
 //     is read whole, once per iteration. The per-realization and per-task reads count each
 //     byte once; this counts the re-reads a loop order causes (a matrix operand streamed once
 //     per row of blocks instead of once per panel).
+//   - bytes_read_from_memory (not in the paper): the bytes a stage reads from each producer whose
+//     data is evicted from the last-level cache before the stage reads it, over the whole run:
+//     its reads per realization times the realizations, or, where consecutive realizations of a
+//     task share what they read, its unique reads per task times the tasks (the smaller). A producer's reuse distance
+//     is what is written between its production and the read: at least its own allocation when stored at root (all of
+//     it is written before any consumer runs), the whole working set of one iteration of its store site when stored
+//     inside a consumer's loops (every Func realized there); an input image's is its size. Reads past
+//     kSharedCacheBytesPerCore come from memory. Fusing a chain of stencils into strips whose intermediates fit in the
+//     cache is what it prices; without it, the model prefers tall strips (less recomputation) whose intermediates
+//     stream through memory.
 // Partial states (§3.2): only scheduled stages get features. Unscheduled producers are read like
 // inputs, optimistically: their allocation is what one innermost tile needs, and every vector
 // load from them is dense.
@@ -81,10 +91,15 @@ class LoopNest;
     X(working_set_at_production, "allocations made within one production of the Func")                                 \
     X(working_set_at_realization, "allocations made within one realization of the Func")                               \
     X(working_set_at_root, "all allocations of the pipeline (the same for every stage)")                               \
-    X(bytes_read_past_cache, "bytes read from beyond a core's cache: capacity misses of the loop order (below)")
+    X(bytes_read_past_cache, "bytes read from beyond a core's cache: capacity misses of the loop order (below)")       \
+    X(bytes_read_from_memory, "bytes read from producers evicted from the last-level cache before the read (below)")
 
 // The cache a core reuses data from between iterations of its loops: the L2 of current x86 servers.
 inline constexpr double kCoreCacheBytes = 1024 * 1024;
+// A core's share of the last-level cache: data written further back than this is read from
+// memory. Servers have 1.5-4 MiB of L3 per core; this machine kind's knee (a streaming read by
+// one core, measured with the others idle) lies between 12 and 24 MiB of its 32 MiB L3.
+inline constexpr double kSharedCacheBytesPerCore = 16 * 1024 * 1024;
 
 #define SCHEDFORGE_COUNT(name, doc) +1
 inline constexpr int kNumScheduleFeatures = 0 SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_COUNT);
@@ -102,7 +117,7 @@ struct ScheduleFeatures {
     SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_DECLARE)
 #undef SCHEDFORGE_DECLARE
 
-    static int version() { return 2; } // 2: bytes_read_past_cache
+    static int version() { return 3; } // 2: bytes_read_past_cache; 3: bytes_read_from_memory
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();

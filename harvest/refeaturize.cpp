@@ -1,6 +1,7 @@
 #include "harvest/refeaturize.h"
 
 #include "apps/app.h"
+#include "common/build_info.h"
 #include "common/errors.h"
 #include "common/yaml_reader.h"
 #include "datasets/operations.h"
@@ -102,6 +103,9 @@ RefeaturizeReport refeaturize_dataset(const std::string &input, const std::strin
     info.pipeline_feature_names = sf::PipelineFeatures::names();
     info.schedule_feature_version = sf::ScheduleFeatures::version();
     info.schedule_feature_names = sf::ScheduleFeatures::names();
+    // The producer measured; the features are this build's.
+    info.producer += " (features recomputed by " + common::producer() + " " + common::producer_commit() + ", " +
+                     ds::utc_timestamp() + ")";
 
     // Schedules by pipeline row, in file order.
     const std::vector<ds::ScheduleRecord> summaries = reader->schedule_summaries();
@@ -129,9 +133,9 @@ RefeaturizeReport refeaturize_dataset(const std::string &input, const std::strin
                 rec.pipeline_row = new_row;
                 if (rec.features.empty()) {
                     report.without_features++;
-                } else if (rec.nest.empty()) {
-                    report.without_nest++;
-                    continue;
+                } else if (rec.nest.empty()) { // e.g. a merge with files before schema version 3
+                    throw UserError(where + ", schedule row " + std::to_string(s) +
+                                    ": features but no stored loop nest to recompute them from");
                 } else {
                     sf::LoopNest nest;
                     try {

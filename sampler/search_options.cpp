@@ -30,7 +30,8 @@ constexpr std::array<double, featurize::kNumCostTerms> kDefaultCoefficients = {
     39.41,                                   // mallocs
     3182,      221.2,                        // parallel launches and tasks
     0.0009773,                               // working set bytes
-    0.0064};                                 // bytes read past the cache
+    0.0064,                                  // bytes read past the cache
+    0.05};                                   // bytes read from memory
 
 } // namespace
 

@@ -5,16 +5,20 @@
 //   autoschedule (--app NAME | --pipeline SEED [--config GENERATOR.yaml])
 //                [--search-config SEARCH.yaml] [--beam 32] [--passes 5] [--dropout 1] [--seed 0]
 //                [--cores N] [--threads N] [--features] [--check] [--benchmark]
+//                [--nest FILE | --nest-out FILE]
 //
 // Flags override the search config, which overrides the built-in defaults
 // (configs/search/default.yaml documents them). --check compiles the schedule and compares its
 // output with the all-compute_root schedule's. --benchmark times the schedule and compute_root's
 // with the benchmark runner (isolated workers, which also check the output); the workers search
-// for themselves, since they are forked before this process starts any thread.
+// for themselves, since they are forked before this process starts any thread. --nest-out writes
+// the schedule as a LoopNest (featurize/loop_nest_text.h, what datasets store); --nest reads one
+// instead of searching, so that a hand-edited variant can be costed, checked and timed.
 #include "apps/app.h"
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
 #include "featurize/host_target.h"
+#include "featurize/loop_nest_text.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
@@ -30,10 +34,12 @@
 #include <Halide.h>
 
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -71,8 +77,28 @@ Subject build_subject(const std::optional<sg::PipelineSpec> &spec, const std::st
     return s;
 }
 
-// compute_root's output and time, then the searched schedule's (checked against it), in workers.
-void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &options, const Halide::Target &target) {
+// Schedules a fresh subject's pipeline: by searching, or with the given LoopNest text.
+void schedule(Subject &s, const ss::SearchOptions &options, const Halide::Target &target, const std::string &nest,
+              bool given_nest) {
+    if (!given_nest) {
+        ss::schedule_pipeline(s.pipeline, target, options);
+        return;
+    }
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(s.pipeline);
+    sf::apply(dag, sf::parse_nest_text(dag, nest));
+}
+
+std::string read_text(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in && !in.eof()) throw UserError(path + ": cannot read");
+    return text.str();
+}
+
+// compute_root's output and time, then the schedule's (checked against it), in workers.
+void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &options, const Halide::Target &target,
+               const std::string &nest, bool given_nest) {
     ss::RunnerOptions runner;
     runner.target = target.to_string();
     runner.integer_tolerance = 1; // fast-math may move a float that becomes an integer by one
@@ -86,10 +112,10 @@ void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &o
     root.return_output = true;
     const ss::JobResult reference = ss::run_jobs({root}, runner).front();
     ss::BenchmarkJob searched;
-    searched.name = "schedforge";
-    searched.prepare = [build, options, target]() {
+    searched.name = given_nest ? "the given nest" : "schedforge";
+    searched.prepare = [build, options, target, nest, given_nest]() {
         Subject s = build();
-        ss::schedule_pipeline(s.pipeline, target, options);
+        schedule(s, options, target, nest, given_nest);
         return ss::PreparedJob{s.pipeline, s.output};
     };
     searched.reference = reference.output;
@@ -116,7 +142,7 @@ void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &o
 
 int main(int argc, char **argv) {
     CLI::App app{"Schedule a pipeline with schedforge's beam search.", "autoschedule"};
-    std::string app_name, generator_config, search_config, weights;
+    std::string app_name, generator_config, search_config, weights, nest_in, nest_out;
     std::optional<uint64_t> pipeline_seed;
     std::optional<int> beam, passes, cores, threads;
     std::optional<double> dropout;
@@ -137,6 +163,10 @@ int main(int argc, char **argv) {
     app.add_flag("--features", show_features, "Print each stage's features and cost terms");
     app.add_flag("--check", check, "Compile the schedule and compare its output with compute_root's");
     app.add_flag("--benchmark", bench, "Time the schedule and compute_root's with the benchmark runner");
+    auto *nest_in_opt =
+        app.add_option("--nest", nest_in, "Schedule with this LoopNest text instead of searching (search flags unused)")
+            ->check(CLI::ExistingFile);
+    app.add_option("--nest-out", nest_out, "Write the searched schedule as LoopNest text")->excludes(nest_in_opt);
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         if (app_name.empty() && !pipeline_seed) throw UserError("give --app NAME or --pipeline SEED");
         ss::SearchOptions options =
@@ -160,25 +190,52 @@ int main(int argc, char **argv) {
         }
         const Halide::Target target = schedforge::featurize::host_target();
         auto build = [spec, app_name]() { return build_subject(spec, app_name); };
-        if (bench) benchmark(build, options, target); // first: the runner forks before any thread starts
+        const bool given_nest = !nest_in.empty();
+        const std::string nest_text = given_nest ? read_text(nest_in) : "";
+        if (given_nest) { // refused here, with its line, rather than in a worker
+            Subject s = build();
+            const sf::FunctionDAG dag = sf::FunctionDAG::build(s.pipeline);
+            if (!sf::parse_nest_text(dag, nest_text).complete(dag))
+                throw UserError(nest_in + ": a partial schedule (some Funcs unscheduled)");
+        }
+        if (bench)
+            benchmark(build, options, target, nest_text,
+                      given_nest); // first: the runner forks before any thread starts
         Subject subject = build();
         const sf::FunctionDAG dag = sf::FunctionDAG::build(subject.pipeline);
         const std::unique_ptr<ss::CostModel> model = ss::make_cost_model(options.weights, options.coefficients);
-        const ss::SearchResult r = ss::beam_search(dag, target, *model, options);
+        ss::SearchResult r;
+        if (!given_nest) {
+            r = ss::beam_search(dag, target, *model, options);
+        } else {
+            r.nest = sf::parse_nest_text(dag, nest_text);
+            r.features = sf::compute_schedule_features(dag, r.nest, target);
+            model->set_pipeline(dag, options.cores > 0 ? options.cores : int(std::thread::hardware_concurrency()));
+            std::vector<double> cost;
+            model->evaluate({&r.features}, cost);
+            r.cost = cost.at(0);
+        }
+        if (!nest_out.empty()) {
+            std::ofstream out(nest_out, std::ios::binary | std::ios::trunc);
+            out << sf::nest_text(dag, r.nest);
+            if (!out.flush()) throw UserError(nest_out + ": cannot write");
+        }
 
         std::cout << sf::schedule_source(dag, r.nest) << "\n";
         std::cout << "predicted cost: " << format_number("%.4g", r.cost) << "\n";
-        const ss::SearchStats &s = r.stats;
-        double total = 0;
-        for (double t : s.pass_seconds) total += t;
-        std::cout << "search: " << s.states_generated << " states generated, " << s.states_pruned << " pruned, "
-                  << s.cost_evaluations << " costed; stage features: " << s.stages_featurized << " computed, "
-                  << s.feature_cache_hits << " kept from the parent; " << format_number("%.2f", total)
-                  << " s (featurize " << format_number("%.2f", s.featurize_seconds) << " s, cost "
-                  << format_number("%.2f", s.cost_seconds) << " s)\n";
-        for (size_t p = 0; p < s.pass_seconds.size(); p++) {
-            std::cout << "  pass " << p + 1 << ": " << format_number("%.2f", s.pass_seconds[p]) << " s, best cost "
-                      << format_number("%.4g", s.pass_best_cost[p]) << "\n";
+        if (!given_nest) { // the search's statistics
+            const ss::SearchStats &s = r.stats;
+            double total = 0;
+            for (double t : s.pass_seconds) total += t;
+            std::cout << "search: " << s.states_generated << " states generated, " << s.states_pruned << " pruned, "
+                      << s.cost_evaluations << " costed; stage features: " << s.stages_featurized << " computed, "
+                      << s.feature_cache_hits << " kept from the parent; " << format_number("%.2f", total)
+                      << " s (featurize " << format_number("%.2f", s.featurize_seconds) << " s, cost "
+                      << format_number("%.2f", s.cost_seconds) << " s)\n";
+            for (size_t p = 0; p < s.pass_seconds.size(); p++) {
+                std::cout << "  pass " << p + 1 << ": " << format_number("%.2f", s.pass_seconds[p]) << " s, best cost "
+                          << format_number("%.4g", s.pass_best_cost[p]) << "\n";
+            }
         }
         if (show_features) {
             // Costs and terms as the manual model sees them (the terms are the learned model's too).

@@ -38,9 +38,6 @@ int refeaturize(const std::string &file, const std::string &out) {
     if (bar) bar->finish();
     std::cout << out << ": " << r.pipelines << " pipelines, " << r.schedules << " schedules (" << r.refeaturized
               << " refeaturized from their loop nests, " << r.without_features << " without features as before)\n";
-    if (r.without_nest) {
-        std::cout << r.without_nest << " schedules left out: they have features but no stored loop nest\n";
-    }
     return 0;
 }
 

@@ -43,7 +43,8 @@ void check_features(const char *kind, int version, const std::vector<std::string
     if (version == build_version && names == build_names) return;
     throw UserError(path + ": " + kind + " features version " + std::to_string(version) + " x " +
                     std::to_string(names.size()) + " are not this build's (version " + std::to_string(build_version) +
-                    " x " + std::to_string(build_names.size()) + ")");
+                    " x " + std::to_string(build_names.size()) +
+                    "; `dataset refeaturize` recomputes them from files of " + "schema version 3 on)");
 }
 
 void check_features(const ds::FileInfo &info, const std::string &path) {

@@ -36,14 +36,21 @@ std::string one_line(std::string s) {
     return s;
 }
 
-// The network before bytes_read_past_cache and its cost term.
-constexpr int kLegacyTerms = 27, kLegacyScheduleFeatures = 39;
-static_assert(kTerms == kLegacyTerms + 1 && kScheduleFeatures == kLegacyScheduleFeatures + 1);
+// Networks of earlier schedule feature versions: each added features and terms at the end only,
+// so their weights load widened, the new entries zero.
+struct LegacyNetwork {
+    int schedule_feature_version, schedule_features, terms;
+};
+constexpr LegacyNetwork kLegacyNetworks[] = {
+    {1, 39, 27}, // before bytes_read_past_cache
+    {2, 40, 28}, // before bytes_read_from_memory
+};
+static_assert(kScheduleFeatures == 41 && kTerms == 29, "add the previous network to kLegacyNetworks");
 
-TensorShape legacy_shape(TensorShape shape) {
+TensorShape legacy_shape(TensorShape shape, const LegacyNetwork &legacy) {
     for (int &d : shape.dims) {
-        if (d == kTerms) d = kLegacyTerms;
-        if (d == kScheduleFeatures) d = kLegacyScheduleFeatures;
+        if (d == kTerms) d = legacy.terms;
+        if (d == kScheduleFeatures) d = legacy.schedule_features;
     }
     return shape;
 }
@@ -153,12 +160,16 @@ Weights Weights::deserialize(const std::string &bytes, const std::string &path) 
         if (it == header.end()) fail("header has no '" + key + "'");
         return it->second;
     };
-    // Weights trained before bytes_read_past_cache (schedule features version 1, 27 terms) load
-    // widened: that feature's filter column and that term's coefficient zero, head 2's filter
-    // scaled for its wider fan-in, so that they predict exactly what they did.
-    const bool before_cache_term = value("network") == network_signature(kLegacyTerms, kLegacyScheduleFeatures) &&
-                                   value("schedule_features") == features_key(1, kLegacyScheduleFeatures);
-    if (!before_cache_term && value("network") != network_signature())
+    // Weights trained on earlier schedule features (kLegacyNetworks) load widened: the new
+    // features' filter columns and the new terms' coefficients zero, head 2's filter scaled for
+    // its wider fan-in, so that they predict exactly what they did.
+    const LegacyNetwork *legacy = nullptr;
+    for (const LegacyNetwork &l : kLegacyNetworks) {
+        if (value("network") == network_signature(l.terms, l.schedule_features) &&
+            value("schedule_features") == features_key(l.schedule_feature_version, l.schedule_features))
+            legacy = &l;
+    }
+    if (!legacy && value("network") != network_signature())
         fail("network '" + value("network") + "', this build's is '" + network_signature() + "'");
     const std::string pf = features_key(featurize::PipelineFeatures::version(), kPipelineFeatures);
     const std::string sf = features_key(featurize::ScheduleFeatures::version(), kScheduleFeatures);
@@ -166,7 +177,7 @@ Weights Weights::deserialize(const std::string &bytes, const std::string &path) 
         fail("trained on pipeline features " + value("pipeline_features") + ", this build computes " + pf +
              " (retrain with train-cost-model)");
     }
-    if (!before_cache_term && value("schedule_features") != sf) {
+    if (!legacy && value("schedule_features") != sf) {
         fail("trained on schedule features " + value("schedule_features") + ", this build computes " + sf +
              " (retrain with train-cost-model)");
     }
@@ -189,18 +200,18 @@ Weights Weights::deserialize(const std::string &bytes, const std::string &path) 
         const std::string name = in.get_string();
         if (name != shape.name)
             fail("tensor " + std::to_string(t) + " is '" + name + "', expected '" + shape.name + "'");
-        const TensorShape stored = before_cache_term ? legacy_shape(shape) : shape;
+        const TensorShape stored = legacy ? legacy_shape(shape, *legacy) : shape;
         const uint64_t rank = in.get<uint64_t>();
         bool same = in.ok() && rank == uint64_t(stored.rank);
         for (uint64_t d = 0; same && d < rank; d++) same = in.get<uint64_t>() == uint64_t(stored.dims[size_t(d)]);
         if (!same) fail("tensor '" + name + "' has another shape");
         w.tensors[size_t(t)] = in.get_vector<float>();
         if (int64_t(w.tensors[size_t(t)].size()) != stored.size()) fail("tensor '" + name + "' has the wrong size");
-        if (before_cache_term) w.tensors[size_t(t)] = widened(w.tensors[size_t(t)], stored, shape);
+        if (legacy) w.tensors[size_t(t)] = widened(w.tensors[size_t(t)], stored, shape);
     }
-    if (before_cache_term) {
+    if (legacy) {
         for (float &v : w[Tensor::Head2Filter])
-            v *= fan_in_scale(kLegacyScheduleFeatures) / fan_in_scale(kScheduleFeatures);
+            v *= fan_in_scale(legacy->schedule_features) / fan_in_scale(kScheduleFeatures);
     }
     if (!in.ok() || !in.at_end()) fail("malformed");
     return w;

@@ -1,9 +1,9 @@
 // The cost model's weights and their file format (version 3).
 //
 // Version 1 files lack the last tensor, term_log_scale (network_shape.h); they load with it zero.
-// Files trained on schedule features version 1 (39 features, 27 terms, before
-// bytes_read_past_cache) load widened to this network with the new feature and term unused: the
-// same predictions.
+// Files trained on earlier schedule features (version 1: 39 features and 27 terms, before
+// bytes_read_past_cache; version 2: 40 and 28, before bytes_read_from_memory) load widened to
+// this network with the new features and terms unused: the same predictions.
 // Versions 1 and 2 were trained with compute terms per point; they load with compute_per_op
 // false, which is the network they were trained as. Version 3 records it in the header
 // (`compute_terms = per_op` or `per_point`).

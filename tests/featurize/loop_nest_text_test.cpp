@@ -89,12 +89,43 @@ TEST(LoopNestText, MalformedOrIllegalNestsAreRefused) {
                    std::regex_replace(text, std::regex("compute root"), "compute at 999.0.0",
                                       std::regex_constants::format_first_only),
                    "bad site");
+    // Anything but the canonical spelling: extra tokens, spaces, trailing separators.
+    auto first = [&](const std::string &pattern, const std::string &by) {
+        return std::regex_replace(text, std::regex(pattern), by, std::regex_constants::format_first_only);
+    };
+    expect_refused(p.dag, first("stages ([0-9]+)\n", "stages $1 junk\n"), "malformed");
+    expect_refused(p.dag, first("node 0 ", "node  0 "), "line 2");
+    expect_refused(p.dag, first(" unroll ([01])\n", " unroll $1 \n"), "malformed");
+    expect_refused(p.dag, text + "\n", "text after the last node");
+    // Sites and stage counts that disagree, which validate() would not look at.
+    const size_t last = p.dag.nodes.size() - 1; // an input
+    ASSERT_TRUE(p.dag.nodes[last].is_input);
+    expect_refused(p.dag,
+                   std::regex_replace(text, std::regex("node " + std::to_string(last) + " (\\S+) compute unscheduled"),
+                                      "node " + std::to_string(last) + " $1 compute root"),
+                   "is scheduled");
+    expect_refused(p.dag, first("compute root store root stages [0-9]+", "compute root store root stages 0"),
+                   "stage tilings");
     // The output (node 0) computed inside its own loops: well-formed, but not a legal schedule.
     ASSERT_TRUE(p.dag.nodes[0].is_output);
     expect_refused(p.dag,
                    std::regex_replace(text, std::regex("compute root store root"), "compute at 0.0.0 store at 0.0.0",
                                       std::regex_constants::format_first_only),
                    "not legal");
+}
+
+TEST(StableName, DropsOnlyHalidesProcessCounters) {
+    EXPECT_EQ(stable_name("s1_boundary$10"), "s1_boundary");
+    EXPECT_EQ(stable_name("sum$2.update(0)"), "sum.update(0)");
+    EXPECT_EQ(stable_name("lambda_3"), "lambda");
+    EXPECT_EQ(stable_name("lambda_12$4.update(1)"), "lambda.update(1)");
+    // Names a user chose keep their digits.
+    EXPECT_EQ(stable_name("x_1"), "x_1");
+    EXPECT_EQ(stable_name("blur_2"), "blur_2");
+    EXPECT_EQ(stable_name("my_lambda_3"), "my_lambda_3");
+    EXPECT_EQ(stable_name("lambda_x"), "lambda_x");
+    EXPECT_EQ(stable_name("f$"), "f$");
+    EXPECT_EQ(stable_name("_3"), "_3");
 }
 
 } // namespace

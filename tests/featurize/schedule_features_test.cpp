@@ -58,16 +58,17 @@ struct Blur : testing::BlurPipeline {
 };
 
 TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
-    EXPECT_EQ(ScheduleFeatures::num_features(), 40);
+    EXPECT_EQ(ScheduleFeatures::num_features(), 41);
     const std::vector<std::string> &names = ScheduleFeatures::names();
-    ASSERT_EQ(names.size(), 40u);
-    EXPECT_EQ(ScheduleFeatures::descriptions().size(), 40u);
-    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 40u);
+    ASSERT_EQ(names.size(), 41u);
+    EXPECT_EQ(ScheduleFeatures::descriptions().size(), 41u);
+    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 41u);
     EXPECT_EQ(names.front(), "num_realizations");
     EXPECT_EQ(names[21], "vector_size");
     EXPECT_EQ(names[38], "working_set_at_root");
-    EXPECT_EQ(names.back(), "bytes_read_past_cache");
-    EXPECT_EQ(ScheduleFeatures::version(), 2);
+    EXPECT_EQ(names[39], "bytes_read_past_cache");
+    EXPECT_EQ(names.back(), "bytes_read_from_memory");
+    EXPECT_EQ(ScheduleFeatures::version(), 3);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -381,6 +382,36 @@ TEST(ScheduleFeatures, BytesReadPastCacheOfAGatherIsALinePerLoad) {
     // 16 MiB of table and 4 MiB of indices.
     EXPECT_EQ(features(compute_schedule_features(dag, nest, kAvx2), node).bytes_read_past_cache,
               (double(n) + 1024 * 1024) * 4);
+}
+
+// A blur of 4096 x 1024 floats: blur_x's region (4096 x 1026 floats, 16.0 MiB plus two rows) just
+// passes kSharedCacheBytesPerCore. At root, blur_y reads all of it from memory; computed per
+// 32-row strip of blur_y (544 KiB), nothing. The input (8.0 MiB of uint16) fits either way.
+TEST(ScheduleFeatures, BytesReadFromMemoryAreReadsOfProducersPastTheSharedCache) {
+    ImageParam in(UInt(16), 2, "in");
+    Var x("x"), y("y");
+    Func bx("blur_x"), by("blur_y");
+    bx(x, y) = cast<float>(in(x - 1, y)) + in(x, y) + in(x + 1, y);
+    by(x, y) = bx(x, y - 1) + bx(x, y) + bx(x, y + 1);
+    in.set_estimates({{-1, 4098}, {-1, 1026}});
+    by.set_estimates({{0, 4096}, {0, 1024}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(by));
+    const int blur_y = node_of(dag, "blur_y"), blur_x = node_of(dag, "blur_x"), in_im = node_of(dag, "in_im");
+    auto from_memory = [&](const Site &bx_site, int strip) {
+        LoopNest n(dag);
+        std::vector<std::vector<int64_t>> tiles;
+        if (strip) tiles = {{4096, strip}};
+        n.funcs[size_t(blur_y)] = {Site::root(), Site::root(), {{tiles, 0, 8, false, false}}};
+        n.funcs[size_t(blur_x)] = {bx_site, bx_site, {{{}, 0, 8, false, false}}};
+        n.funcs[size_t(in_im)] = {Site::inlined(), Site::inlined(), {}};
+        EXPECT_EQ(n.validate(dag), "");
+        const auto all = compute_schedule_features(dag, n, kAvx2);
+        return std::make_pair(features(all, blur_y).bytes_read_from_memory,
+                              features(all, blur_x).bytes_read_from_memory);
+    };
+    ASSERT_GT(4096.0 * 1026 * 4, kSharedCacheBytesPerCore);
+    EXPECT_EQ(from_memory(Site::root(), 0), std::make_pair(4096.0 * 1026 * 4, 0.0));
+    EXPECT_EQ(from_memory(Site::at({blur_y, 0}, 0), 32), std::make_pair(0.0, 0.0));
 }
 
 // The conv layer of fixtures.h. Nodes: relu, conv, then the ImageParams' wrappers and inputs.

@@ -198,44 +198,73 @@ TEST_P(FeatureMemo, EqualsFeaturizingFromScratch) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, FeatureMemo, ::testing::Range(0, 16));
 
-// The memo on states the search's path rarely reaches: random complete nests, cut back to each
-// of their stage-0 decisions in the search's order (the Funcs decided later unscheduled). The
-// child made by that decision, featurized from its parent's features, equals a full run.
-TEST(FeatureMemo, EqualsFeaturizingFromScratchOnRandomNestsCutAtEachDecision) {
+// The memo on states the search's path rarely reaches: random complete nests of `dag`, cut back
+// to each of their stage-0 decisions in the search's order (the Funcs decided later
+// unscheduled). The child made by that decision, featurized from its parent's features, equals a
+// full run. Returns the decisions compared, and adds to `from_memory` those where some stage
+// reads from memory (bytes_read_from_memory > 0).
+int expect_memo_exact_on_random_nests(const sf::FunctionDAG &dag, uint64_t first_seed, int nests, int &from_memory) {
     const Halide::Target target = strict_target();
+    const SuccessorGenerator generator(dag, target, options(1, 1));
     int compared = 0;
+    for (uint64_t k = 0; k < uint64_t(nests); k++) {
+        const sf::LoopNest full = sf::random_loop_nest(dag, target, first_seed + k);
+        sf::LoopNest parent(dag);
+        for (const Decision &d : generator.decisions()) {
+            if (d.stage != 0) continue;
+            sf::LoopNest child = parent;
+            child.funcs[size_t(d.node)] = full.funcs[size_t(d.node)];
+            const std::vector<sf::StageFeatures> memo = sf::update_schedule_features(
+                dag, child, target, sf::compute_schedule_features(dag, parent, target), d.node);
+            const std::vector<sf::StageFeatures> scratch = sf::compute_schedule_features(dag, child, target);
+            EXPECT_EQ(memo.size(), scratch.size());
+            bool reads_memory = false;
+            for (size_t i = 0; i < memo.size() && i < scratch.size(); i++) {
+                const auto a = memo[i].features.values(), b = scratch[i].features.values();
+                for (size_t f = 0; f < a.size(); f++) {
+                    EXPECT_EQ(a[f], b[f])
+                        << "nest seed " << first_seed + k << ", deciding " << dag.nodes[size_t(d.node)].name << ": "
+                        << dag.nodes[size_t(memo[i].node)].name << " stage " << memo[i].stage << " "
+                        << sf::ScheduleFeatures::names()[f];
+                }
+                reads_memory = reads_memory || scratch[i].features.bytes_read_from_memory > 0;
+            }
+            from_memory += reads_memory;
+            parent = std::move(child);
+            compared++;
+        }
+    }
+    return compared;
+}
+
+TEST(FeatureMemo, EqualsFeaturizingFromScratchOnRandomNestsCutAtEachDecision) {
+    int compared = 0, from_memory = 0;
     for (uint64_t seed = 0; seed < 40; seed++) {
         const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::GeneratorConfig(), seed);
         SCOPED_TRACE(spec.to_text());
         gen::BuiltPipeline built = gen::build_pipeline(spec);
-        const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
-        const SuccessorGenerator generator(dag, target, options(1, 1));
-        for (uint64_t k = 0; k < 4; k++) {
-            const sf::LoopNest full = sf::random_loop_nest(dag, target, seed * 1000 + k);
-            sf::LoopNest parent(dag);
-            for (const Decision &d : generator.decisions()) {
-                if (d.stage != 0) continue;
-                sf::LoopNest child = parent;
-                child.funcs[size_t(d.node)] = full.funcs[size_t(d.node)];
-                const std::vector<sf::StageFeatures> memo = sf::update_schedule_features(
-                    dag, child, target, sf::compute_schedule_features(dag, parent, target), d.node);
-                const std::vector<sf::StageFeatures> scratch = sf::compute_schedule_features(dag, child, target);
-                ASSERT_EQ(memo.size(), scratch.size());
-                for (size_t i = 0; i < memo.size(); i++) {
-                    const auto a = memo[i].features.values(), b = scratch[i].features.values();
-                    for (size_t f = 0; f < a.size(); f++) {
-                        EXPECT_EQ(a[f], b[f])
-                            << "nest seed " << seed * 1000 + k << ", deciding " << dag.nodes[size_t(d.node)].name
-                            << ": " << dag.nodes[size_t(memo[i].node)].name << " stage " << memo[i].stage << " "
-                            << sf::ScheduleFeatures::names()[f];
-                    }
-                }
-                parent = std::move(child);
-                compared++;
-            }
-        }
+        compared +=
+            expect_memo_exact_on_random_nests(sf::FunctionDAG::build(built.pipeline), seed * 1000, 4, from_memory);
     }
     EXPECT_GT(compared, 100);
+}
+
+// The same on a chain of stencils over 4096 x 1024 floats (16 MiB each), where Funcs at root and
+// tall strips read from memory (bytes_read_from_memory), and short strips do not.
+TEST(FeatureMemo, EqualsFeaturizingFromScratchWhereStagesReadFromMemory) {
+    Halide::ImageParam in(Halide::Float(32), 2, "in");
+    Halide::Var x("x"), y("y");
+    Halide::Func a("a"), b("b"), c("c"), out("out");
+    a(x, y) = in(x, y) * 2.0f;
+    b(x, y) = a(x, y - 1) + a(x, y + 1);
+    c(x, y) = b(x - 1, y) + b(x + 1, y);
+    out(x, y) = c(x, y - 1) + c(x, y + 1) + b(x, y);
+    in.set_estimates({{-1, 4098}, {-3, 1030}});
+    out.set_estimates({{0, 4096}, {0, 1024}});
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(Halide::Pipeline(out));
+    int from_memory = 0;
+    EXPECT_GT(expect_memo_exact_on_random_nests(dag, 7, 24, from_memory), 50);
+    EXPECT_GT(from_memory, 10); // the feature was exercised
 }
 
 // What the search returns, and datasets store, are its best state's memoized features: they

@@ -94,7 +94,7 @@ void check_gradient(LossKind kind) {
             const double down = reference_loss(wd, p, batch, kind);
             wd[size_t(t)][i] = saved;
             const double numeric = (up - down) / (2 * h);
-            // float32 forward and backward sums (441 features, 28 terms x 12 states x 4 stages)
+            // float32 forward and backward sums (441 features, 29 terms x 12 states x 4 stages)
             // carry relative errors near 1e-5; 2e-3 relative, plus 1e-4 of the tensor's largest
             // entry for entries that cancel to near zero, leaves a wide margin over that while a
             // wrong derivative (a missed term, a sign) is off by order one.
@@ -182,14 +182,17 @@ TEST(Training, LearnsAKnownFunctionOfTheFeatures) {
     ASSERT_GE(train_set.pipelines.size(), 35u);
     Model model(Weights::random(3));
     TrainOptions options;
-    options.epochs = 30;
-    options.learning_rate = 0.01f;
+    options.epochs = 40;
+    options.learning_rate = 0.02f;
     const TrainResult result = train(model, train_set, validation, options);
-    const double before = result.epochs.front().validation.loss, after = result.epochs.back().validation.loss;
+    // Adam at this rate oscillates near the end: the best epoch is what training keeps.
+    const double before = result.epochs.front().validation.loss;
+    double after = before;
+    for (const auto &e : result.epochs) after = std::min(after, e.validation.loss);
     EXPECT_GT(before, 0);
     EXPECT_LT(after, before / 10) << "validation loss " << before << " -> " << after;
     EXPECT_GT(result.epochs.back().validation.pairwise_accuracy, result.epochs.front().validation.pairwise_accuracy);
-    EXPECT_EQ(result.epochs.size(), 31u);
+    EXPECT_EQ(result.epochs.size(), 41u);
     // Same seed, same run.
     Model again(Weights::random(3));
     options.epochs = 2;
@@ -258,20 +261,24 @@ TEST(Weights, RandomInitIsDeterministicAndInRange) {
 }
 
 // The committed weights were trained before bytes_read_past_cache (27 terms, 39 schedule
-// features): they load widened, the new feature's filter column and the new term's row, bias and
-// scale zero, so that the feature cannot move a prediction and the term's coefficient is zero.
+// features): they load widened, the two newer features' filter columns and the two newer terms'
+// rows, biases and scales zero, so that the features cannot move a prediction and the terms'
+// coefficients are zero.
 TEST(Weights, WeightsFromBeforeTheCacheTermLoadWithItUnused) {
     const Weights w = Weights::load(std::string(SCHEDFORGE_SOURCE_DIR) +
                                     "/configs/weights/amd-epyc-avx512-2core-from-calibrated.weights");
-    const int last_feature = kScheduleFeatures - 1, last_term = kTerms - 1;
-    ASSERT_EQ(last_term, featurize::kCacheTrafficTerm);
+    ASSERT_EQ(kTerms - 2, featurize::kCacheTrafficTerm);
+    ASSERT_EQ(kTerms - 1, featurize::kMemoryTrafficTerm);
     float unused = 0, used = 0;
     for (int c = 0; c < kHead2Channels; c++) {
-        unused += std::abs(w[Tensor::Head2Filter][size_t(c + kHead2Channels * last_feature)]);
+        for (int feature : {kScheduleFeatures - 2, kScheduleFeatures - 1})
+            unused += std::abs(w[Tensor::Head2Filter][size_t(c + kHead2Channels * feature)]);
         used += std::abs(w[Tensor::Head2Filter][size_t(c)]);
     }
-    for (int e = 0; e < kEmbedding; e++) unused += std::abs(w[Tensor::Filter1][size_t(last_term + kTerms * e)]);
-    unused += std::abs(w[Tensor::Bias1][size_t(last_term)]) + std::abs(w[Tensor::TermLogScale][size_t(last_term)]);
+    for (int term : {kTerms - 2, kTerms - 1}) {
+        for (int e = 0; e < kEmbedding; e++) unused += std::abs(w[Tensor::Filter1][size_t(term + kTerms * e)]);
+        unused += std::abs(w[Tensor::Bias1][size_t(term)]) + std::abs(w[Tensor::TermLogScale][size_t(term)]);
+    }
     EXPECT_EQ(unused, 0.0f);
     EXPECT_GT(used, 0.0f); // the trained part came through
     EXPECT_TRUE(w.compute_per_op);
@@ -305,8 +312,8 @@ TEST(Weights, RoundTripAndRefusals) {
     refused(flipped, "checksum");
     refused(bytes.substr(0, bytes.size() - 100), "checksum");
     refused("hello", "not a schedforge weights file");
-    refused(edited_weights(bytes, "schedule_features = 2 x 40", "schedule_features = 3 x 40"),
-            "trained on schedule features 3 x 40, this build computes 2 x 40");
+    refused(edited_weights(bytes, "schedule_features = 3 x 41", "schedule_features = 4 x 41"),
+            "trained on schedule features 4 x 41, this build computes 3 x 41");
     refused(edited_weights(bytes, "pipeline_features = 1 x 441", "pipeline_features = 1 x 440"),
             "pipeline features 1 x 440");
     refused(edited_weights(bytes, "head1=8", "head1=16"), "network");
