@@ -15,6 +15,7 @@
 #include "generator/config.h"
 #include "generator/synthesize.h"
 #include "harvest/records.h"
+#include "harvest/subject.h"
 
 #include <filesystem>
 #include <optional>
@@ -48,23 +49,13 @@ std::optional<gen::GeneratorConfig> recorded_generator(const std::string &config
     return gen::parse_generator_config(*texts.begin(), path + " (recorded generator config)");
 }
 
-// A pipeline rebuilt as it was when its schedules ran: its Halide pipeline lives in `random` or
-// `app`, whichever it is.
-struct Rebuilt {
-    gen::BuiltPipeline random;
-    apps::BuiltApp app;
-    Halide::Pipeline pipeline;
-};
-
-Rebuilt rebuild(const ds::PipelineRecord &p, const std::optional<gen::GeneratorConfig> &generator,
-                const std::string &where) {
-    Rebuilt r;
+// A pipeline rebuilt as it was when its schedules ran.
+BuiltSubject rebuild(const ds::PipelineRecord &p, const std::optional<gen::GeneratorConfig> &generator,
+                     const std::string &where) {
     if (p.spec.rfind(kAppPrefix, 0) == 0) {
         const std::string name = p.spec.substr(std::string(kAppPrefix).size());
         if (!apps::make_app(name)) throw UserError(where + ": unknown app '" + name + "'");
-        r.app = apps::build_app(name, /*small=*/false);
-        r.pipeline = r.app.pipeline;
-        return r;
+        return build_subject(name, {});
     }
     if (!generator) throw UserError(where + ": the file records no single generator config to draw it with");
     if (p.generator_version != gen::kGeneratorVersion) {
@@ -75,9 +66,7 @@ Rebuilt rebuild(const ds::PipelineRecord &p, const std::optional<gen::GeneratorC
     if (spec.to_text() != p.spec) {
         throw UserError(where + ": seed " + std::to_string(p.seed) + " draws another pipeline in this build");
     }
-    r.random = gen::build_pipeline(spec);
-    r.pipeline = r.random.pipeline;
-    return r;
+    return build_subject("", spec);
 }
 
 std::vector<std::string> stable_names(std::vector<std::string> names) {
@@ -118,7 +107,7 @@ RefeaturizeReport refeaturize_dataset(const std::string &input, const std::strin
         for (uint64_t row = 0; row < reader->num_pipelines(); row++) {
             const std::string where = input + ": pipeline row " + std::to_string(row);
             ds::PipelineRecord p = reader->pipeline(row);
-            const Rebuilt rebuilt = rebuild(p, generator, where);
+            const BuiltSubject rebuilt = rebuild(p, generator, where);
             const sf::FunctionDAG dag = sf::FunctionDAG::build(rebuilt.pipeline);
             ds::PipelineRecord fresh = p;
             fresh.stages.clear(), fresh.features.clear();

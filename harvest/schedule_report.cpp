@@ -13,6 +13,7 @@
 #include "generator/rng.h"
 #include "harvest/harvest.h"
 #include "harvest/records.h"
+#include "harvest/subject.h"
 #include "sampler/cost_model.h"
 #include "sampler/fingerprint.h"
 #include "sampler/halide_autoschedulers.h"
@@ -40,34 +41,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // few states): the member is dropped from the report, not recorded as a failure.
 constexpr const char *kNoSuchMember = "no such member: ";
 
-// The subject, built in a worker: its pipeline and an output buffer to realize into.
-struct Built {
-    apps::BuiltApp app;        // apps
-    gen::BuiltPipeline random; // random pipelines
-    Halide::Pipeline pipeline;
-    Halide::Buffer<> output;
-    void schedule_compute_root() {
-        if (app.app)
-            apps::schedule_compute_root(app);
-        else
-            random.schedule_compute_root();
-    }
-};
-
-Built build(const ReportConfig &c) {
-    Built b;
-    if (!c.app.empty()) {
-        b.app = apps::build_app(c.app, /*small=*/false);
-        b.pipeline = b.app.pipeline;
-        b.output = b.app.output_buffer;
-        return b;
-    }
-    b.random = gen::build_pipeline(c.pipeline);
-    b.pipeline = b.random.pipeline;
-    const gen::Node &out = c.pipeline.nodes[size_t(c.pipeline.output)];
-    b.output = Halide::Buffer<>(gen::halide_type(out.type), b.random.output_extents());
-    return b;
-}
+// The subject, built in a worker.
+BuiltSubject build(const ReportConfig &c) { return build_subject(c.app, c.pipeline); }
 
 // The payload of a population member whose LoopNest `nest` is applied to `dag`'s Funcs.
 std::string member_payload(const sf::FunctionDAG &dag, const sf::LoopNest &nest, const Halide::Target &target,
@@ -213,7 +188,7 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
     reference.name = config.subject_name() + " / compute_root";
     reference.return_output = true;
     reference.prepare = [config]() {
-        Built b = build(config);
+        BuiltSubject b = build(config);
         ss::PreparedJob job{b.pipeline, b.output};
         job.payload = pipeline_payload(sf::FunctionDAG::build(b.pipeline));
         b.schedule_compute_root();
@@ -248,7 +223,7 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
         p.member.kind = MemberKind::Reference;
         p.member.predicted = kNaN;
         p.job.prepare = [config, r, target, machine]() {
-            Built b = build(config);
+            BuiltSubject b = build(config);
             if (r == "manual")
                 b.app.app->schedule_manual(target);
             else
@@ -265,7 +240,7 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
         p.member.sample = sample;
         p.member.seed = search.seed;
         p.job.prepare = [config, search, target, k]() {
-            Built b = build(config);
+            BuiltSubject b = build(config);
             const sf::FunctionDAG dag = sf::FunctionDAG::build(b.pipeline);
             const std::unique_ptr<ss::CostModel> model = ss::make_cost_model(search.weights, search.coefficients);
             const ss::SearchResult found = ss::beam_search(dag, target, *model, search);
@@ -291,7 +266,7 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
         ss::SearchOptions s = search;
         s.beam_size = 1, s.passes = 1, s.dropout = 0.5, s.seed = p.member.seed;
         p.job.prepare = [config, s, target, dropout]() {
-            Built b = build(config);
+            BuiltSubject b = build(config);
             const sf::FunctionDAG dag = sf::FunctionDAG::build(b.pipeline);
             const std::unique_ptr<ss::CostModel> model = ss::make_cost_model(s.weights, s.coefficients);
             model->set_pipeline(dag, s.cores);

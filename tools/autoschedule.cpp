@@ -15,6 +15,7 @@
 // the schedule as a LoopNest (featurize/loop_nest_text.h, what datasets store); --nest reads one
 // instead of searching, so that a hand-edited variant can be costed, checked and timed.
 #include "apps/app.h"
+#include "common/yaml_reader.h"
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
 #include "featurize/host_target.h"
@@ -39,7 +40,6 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -86,14 +86,6 @@ void schedule(Subject &s, const ss::SearchOptions &options, const Halide::Target
     }
     const sf::FunctionDAG dag = sf::FunctionDAG::build(s.pipeline);
     sf::apply(dag, sf::parse_nest_text(dag, nest));
-}
-
-std::string read_text(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in && !in.eof()) throw UserError(path + ": cannot read");
-    return text.str();
 }
 
 // compute_root's output and time, then the schedule's (checked against it), in workers.
@@ -191,7 +183,7 @@ int main(int argc, char **argv) {
         const Halide::Target target = schedforge::featurize::host_target();
         auto build = [spec, app_name]() { return build_subject(spec, app_name); };
         const bool given_nest = !nest_in.empty();
-        const std::string nest_text = given_nest ? read_text(nest_in) : "";
+        const std::string nest_text = given_nest ? schedforge::yaml::read_file(nest_in) : "";
         if (given_nest) { // refused here, with its line, rather than in a worker
             Subject s = build();
             const sf::FunctionDAG dag = sf::FunctionDAG::build(s.pipeline);
