@@ -184,12 +184,33 @@ MergeReport merge_datasets(const std::vector<std::string> &inputs, const std::st
     for (const std::string &c : configs) info.config += (info.config.empty() ? "" : "---\n") + c; // YAML documents
     MergeReport report;
     write_via_partial(out, [&](const std::string &partial) {
-        auto writer = DatasetWriter::create(partial, info);
+        auto writer = DatasetWriter::create(partial, info, WriteMode::Bulk);
         RecordCopier copier(*writer);
         for (const auto &r : readers) copier.copy(*r, [](const PipelineRecord &) { return true; });
         writer->close();
         report = {copier.pipelines(), copier.schedules(), copier.duplicates()};
     });
+    return report;
+}
+
+CompactReport compact_dataset(const std::string &path) {
+    CompactReport report;
+    std::error_code ec;
+    report.bytes_before = fs::file_size(path, ec);
+    {
+        const WriteLock lock(path); // no writer may append while the copy is made and renamed over it
+        write_via_partial(path, [&](const std::string &partial) {
+            const std::unique_ptr<DatasetReader> reader = DatasetReader::open(path);
+            auto writer = DatasetWriter::create(partial, reader->info(), WriteMode::Bulk);
+            RecordCopier copier(*writer);
+            copier.copy(*reader, [](const PipelineRecord &) { return true; });
+            writer->close();
+            if (copier.duplicates()) throw UserError(path + ": holds a (pipeline, sample) pair twice; not compacted");
+            report.pipelines = copier.pipelines();
+            report.schedules = copier.schedules();
+        });
+    }
+    report.bytes_after = fs::file_size(path, ec);
     return report;
 }
 
@@ -223,7 +244,7 @@ SplitReport split_dataset(const std::string &input, const std::string &out_dir,
     SplitReport report;
     for (int part = 0; part < 3; part++) {
         write_via_partial(out_dir + "/" + names[part], [&](const std::string &partial) {
-            auto writer = DatasetWriter::create(partial, info);
+            auto writer = DatasetWriter::create(partial, info, WriteMode::Bulk);
             RecordCopier copier(*writer);
             copier.copy(*reader, [&](const PipelineRecord &p) { return split_part(p.id, fractions) == part; });
             writer->close();

@@ -1,4 +1,4 @@
-// Whole-file operations behind the `dataset` CLI: summary, merge, split and export.
+// Whole-file operations behind the `dataset` CLI: summary, merge, compact, split and export.
 //
 // Every operation that writes a dataset writes FILE.partial and renames it when complete, so a
 // failure or kill leaves no half-made output under the final name.
@@ -40,6 +40,14 @@ struct MergeReport {
     uint64_t pipelines = 0, schedules = 0, duplicates_skipped = 0;
 };
 MergeReport merge_datasets(const std::vector<std::string> &inputs, const std::string &out, bool force);
+
+// Rewrites a file in place with the same attributes and records, in bulk (writer.h: a file
+// written record by record under SWMR takes ~50 times its content). The original stays until
+// the copy is complete. UserError if another process is writing it.
+struct CompactReport {
+    uint64_t pipelines = 0, schedules = 0, bytes_before = 0, bytes_after = 0;
+};
+CompactReport compact_dataset(const std::string &path);
 
 // Splits by pipeline: a pipeline goes to train, validation or test by a hash of its id (so the
 // split is deterministic and every schedule of a pipeline lands in the same part), in the given

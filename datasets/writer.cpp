@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fcntl.h>
 #include <filesystem>
+#include <optional>
 #include <unistd.h>
 
 namespace schedforge::datasets {
@@ -38,6 +39,19 @@ std::string join_lines(const std::vector<std::string> &lines) {
 
 } // namespace
 
+WriteLock::WriteLock(const std::string &path) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    if (fd_ < 0 || ::fcntl(fd_, F_OFD_SETLK, &lock) != 0) {
+        if (fd_ >= 0) ::close(fd_);
+        throw UserError(path + ": another process is writing this dataset");
+    }
+}
+
+WriteLock::~WriteLock() { ::close(fd_); }
+
 struct DatasetWriter::Impl {
     std::string path;
     FileInfo info;
@@ -47,7 +61,8 @@ struct DatasetWriter::Impl {
     h5::Handle pipeline_row_type = layout::pipeline_row_type(false);
     h5::Handle schedule_row_type = layout::schedule_row_type(false);
     uint64_t num_pipelines = 0, num_schedules = 0;
-    int lock_fd = -1; // held for the writer's lifetime: one writer per file
+    bool durable = true;           // flush every record (WriteMode::Durable)
+    std::optional<WriteLock> lock; // held for the writer's lifetime: one writer per file
 
     hsize_t pipeline_columns() const { return info.pipeline_feature_names.size(); }
     hsize_t schedule_columns() const { return info.schedule_feature_names.size(); }
@@ -64,30 +79,20 @@ struct DatasetWriter::Impl {
     }
 
     void flush() { h5::check_status(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "flush"); }
-
-    // SWMR from here on; then a write lock of our own, since HDF5 drops its lock for SWMR. It is
-    // an open-file-description lock (fcntl), which HDF5's readers' flock() locks do not see.
-    void start_swmr() {
-        h5::check_status(H5Fstart_swmr_write(file.get()), "start SWMR writing");
-        lock_fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-        struct flock lock {};
-        lock.l_type = F_WRLCK;
-        lock.l_whence = SEEK_SET;
-        if (lock_fd < 0 || ::fcntl(lock_fd, F_OFD_SETLK, &lock) != 0) {
-            throw UserError(path + ": another process is writing this dataset");
-        }
+    // After a record's part: Durable files make each part visible before the next.
+    void flush_record_part() {
+        if (durable) flush();
     }
 
-    void unlock() {
-        if (lock_fd >= 0) ::close(lock_fd);
-        lock_fd = -1;
+    // SWMR from here on; then a write lock of our own, since HDF5 drops its lock for SWMR.
+    void start_swmr() {
+        h5::check_status(H5Fstart_swmr_write(file.get()), "start SWMR writing");
+        lock.emplace(path);
     }
 
     static std::pair<uint64_t, uint64_t> append_text(hid_t dataset, const std::string &text) {
         return layout::append(dataset, H5T_NATIVE_UINT8, text.data(), text.size(), 0);
     }
-
-    ~Impl() { unlock(); }
 };
 
 DatasetWriter::DatasetWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -99,7 +104,7 @@ DatasetWriter::~DatasetWriter() {
     }
 }
 
-std::unique_ptr<DatasetWriter> DatasetWriter::create(const std::string &path, const FileInfo &info) {
+std::unique_ptr<DatasetWriter> DatasetWriter::create(const std::string &path, const FileInfo &info, WriteMode mode) {
     h5::quiet_errors();
     std::error_code ec;
     if (fs::exists(path, ec)) throw UserError(path + ": already exists (use --resume to continue it)");
@@ -110,6 +115,7 @@ std::unique_ptr<DatasetWriter> DatasetWriter::create(const std::string &path, co
     auto impl = std::make_unique<Impl>();
     impl->path = path;
     impl->info = info;
+    impl->durable = mode == WriteMode::Durable;
     impl->info.schema_version = kSchemaVersion; // e.g. a merge of older files: written in this layout
     const h5::Handle fapl = latest_format_access();
     impl->file = h5::file(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), "create dataset file");
@@ -127,8 +133,10 @@ std::unique_ptr<DatasetWriter> DatasetWriter::create(const std::string &path, co
         layout::create_array(f, layout::kScheduleText, H5T_STD_U8LE, 0, kTextChunk);
         layout::create_array(f, layout::kTimings, H5T_IEEE_F64LE, 0, kTimingChunk);
         impl->open_datasets();
-        impl->flush();
-        impl->start_swmr();
+        if (impl->durable) {
+            impl->flush();
+            impl->start_swmr();
+        }
     } catch (...) {
         impl.reset();
         fs::remove(path, ec); // nothing half-made stays behind
@@ -207,9 +215,9 @@ uint64_t DatasetWriter::add_pipeline(const PipelineRecord &p) {
     std::tie(row.features_begin, row.features_end) =
         layout::append(m.pipeline_features.get(), H5T_NATIVE_FLOAT, p.features.data(), p.stages.size(), columns);
     row.reference_status = uint8_t(p.reference_status);
-    m.flush();
+    m.flush_record_part();
     layout::append(m.pipelines.get(), m.pipeline_row_type.get(), &row, 1, 0);
-    m.flush();
+    m.flush_record_part();
     return m.num_pipelines++;
 }
 
@@ -234,9 +242,9 @@ void DatasetWriter::add_schedule(const ScheduleRecord &s) {
     std::tie(row.source_begin, row.source_end) = m.append_text(m.schedule_text.get(), s.source);
     std::tie(row.message_begin, row.message_end) = m.append_text(m.schedule_text.get(), s.message);
     std::tie(row.nest_begin, row.nest_end) = m.append_text(m.schedule_text.get(), s.nest);
-    m.flush();
+    m.flush_record_part();
     layout::append(m.schedules.get(), m.schedule_row_type.get(), &row, 1, 0);
-    m.flush();
+    m.flush_record_part();
     m.num_schedules++;
 }
 
@@ -252,7 +260,7 @@ void DatasetWriter::close() {
         d->close("close dataset");
     }
     m.file.close("close dataset file");
-    m.unlock();
+    m.lock.reset();
 }
 
 } // namespace schedforge::datasets

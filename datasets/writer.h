@@ -7,6 +7,12 @@
 // steps: first its variable-length parts (texts, features, timings) are appended and flushed,
 // then its row. Readers go by the rows, so a kill between the steps leaves only unreferenced
 // bytes past the end, which reopen() trims.
+//
+// The price of a flush per record is space: each flush rewrites the compressed chunk being
+// filled, and HDF5 does not reuse the space of the old copy under SWMR, so such a file takes
+// about 50 times its content (30-60 KB a schedule). Whole-file copies (merge, split, compact,
+// refeaturize) are written in bulk mode instead, behind a partial file that is renamed when
+// complete: chunks are written once, at close, and the file is as small as its content.
 #pragma once
 
 #include "datasets/schema.h"
@@ -16,10 +22,29 @@
 
 namespace schedforge::datasets {
 
+// A claim on a dataset file that excludes every other schedforge writer: an fcntl
+// open-file-description lock, which HDF5's own flock() locks (dropped under SWMR) do not see.
+class WriteLock {
+public:
+    explicit WriteLock(const std::string &path); // UserError if another process holds it
+    ~WriteLock();
+    WriteLock(const WriteLock &) = delete;
+    WriteLock &operator=(const WriteLock &) = delete;
+
+private:
+    int fd_ = -1;
+};
+
+enum class WriteMode {
+    Durable, // SWMR, every record flushed: readable while it grows, valid after a kill
+    Bulk,    // written at close only: compact; for files written via a partial file
+};
+
 class DatasetWriter {
 public:
     // Creates `path` (which must not exist: UserError) with the given attributes.
-    static std::unique_ptr<DatasetWriter> create(const std::string &path, const FileInfo &info);
+    static std::unique_ptr<DatasetWriter> create(const std::string &path, const FileInfo &info,
+                                                 WriteMode mode = WriteMode::Durable);
     // Reopens a file for appending (e.g. after a kill): clears the flags a killed writer left,
     // trims bytes no row refers to, and returns to SWMR mode. UserError if the file cannot be
     // opened or is not a dataset of this schema version.

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -261,20 +262,20 @@ std::string schedule_source(const FunctionDAG &dag, const LoopNest &nest) {
     // Pure Vars are matched by name. RVar names come from a per-process counter, so an RVar of a
     // definition is read from its stage's default loop order (Stage::loops is that order,
     // innermost first): the source then schedules the same pipeline built in any process.
-    std::map<std::string, std::string> rvar_sources;
+    // Declared in the DAG's stage order, which (unlike their names) is the same in every process.
+    std::set<std::string> from_stages;
     for (const Node &n : dag.nodes) {
         for (const Stage &st : n.stages) {
             for (size_t i = 0; i < st.loops.size(); i++) {
-                if (!st.loops[i].is_rvar) continue;
-                rvar_sources.emplace(st.loops[i].var, stage_text(dag, StageRef{st.node, st.index}) +
-                                                          ".get_schedule().dims()[" + std::to_string(i) + "].var");
+                const std::string &name = st.loops[i].var;
+                if (!st.loops[i].is_rvar || !declared.count(name) || !from_stages.insert(name).second) continue;
+                o << "RVar " << identifier(name) << "(" << stage_text(dag, StageRef{st.node, st.index})
+                  << ".get_schedule().dims()[" << i << "].var);\n";
             }
         }
     }
     for (const auto &[name, rvar] : declared) {
-        const auto from_stage = rvar_sources.find(name);
-        o << (rvar ? "RVar " : "Var ") << identifier(name) << "("
-          << (from_stage != rvar_sources.end() ? from_stage->second : "\"" + name + "\"") << ");\n";
+        if (!from_stages.count(name)) o << (rvar ? "RVar " : "Var ") << identifier(name) << "(\"" << name << "\");\n";
     }
     for (const Directive &d : directives) {
         std::vector<std::string> v;

@@ -104,6 +104,9 @@ HarvestConfig parse_harvest_config(const std::string &yaml_text, const std::stri
             r.on("accuracy", [&](const YAML::Node &m, const std::string &mk) { t.accuracy = number(m, mk); });
             r.on("max_seconds", [&](const YAML::Node &m, const std::string &mk) { t.max_seconds = number(m, mk); });
             r.on("threads", [&](const YAML::Node &m, const std::string &mk) { t.threads = int(integer(m, mk)); });
+            r.on("max_cpu_wait", [&](const YAML::Node &m, const std::string &mk) { t.max_cpu_wait = number(m, mk); });
+            r.on("contended_seconds",
+                 [&](const YAML::Node &m, const std::string &mk) { t.contended_seconds = number(m, mk); });
             r.run();
         });
         top.on("faults", [&](const YAML::Node &n, const std::string &k) {
@@ -204,6 +207,8 @@ std::string HarvestConfig::effective_text() const {
     field(e, "accuracy", t.accuracy);
     field(e, "max_seconds", t.max_seconds);
     field(e, "threads", t.threads);
+    field(e, "max_cpu_wait", t.max_cpu_wait);
+    field(e, "contended_seconds", t.contended_seconds);
     e << YAML::EndMap;
     if (!faults.empty()) {
         e << YAML::Key << "faults" << YAML::Value << YAML::BeginSeq;

@@ -5,6 +5,7 @@
 #include "common/build_info.h"
 #include "common/errors.h"
 #include "common/stopwatch.h"
+#include "datasets/operations.h"
 #include "datasets/reader.h"
 #include "datasets/writer.h"
 #include "featurize/function_dag.h"
@@ -231,6 +232,8 @@ private:
         stats_.search_seconds += r.prepare_seconds;
         stats_.compile_seconds += r.compile_seconds;
         stats_.benchmark_seconds += r.benchmark_seconds;
+        stats_.retaken_timings += r.timing.retaken;
+        stats_.contended_labels += r.timing.contended ? 1 : 0;
         const PlannedPipeline &p = plan_[job.pipeline];
         if (job.sample < 0) {
             reference_job_ = index;
@@ -329,6 +332,8 @@ ds::FileInfo run_file_info(const ss::RunnerOptions &runner, const std::string &c
         "warmup_runs = " + std::to_string(t.warmup_runs) + "\nmin_samples = " + std::to_string(t.min_samples) +
         "\nmax_samples = " + std::to_string(t.max_samples) + "\naccuracy = " + std::to_string(t.accuracy) +
         "\nmax_seconds = " + std::to_string(t.max_seconds) + "\nthreads = " + std::to_string(t.threads) +
+        "\nmax_cpu_wait = " + std::to_string(t.max_cpu_wait) +
+        "\ncontended_seconds = " + std::to_string(t.contended_seconds) +
         "\nlabel = min\nexclusive_benchmark = " + (runner.exclusive_benchmark ? "true" : "false") + "\n";
     info.config = config_text;
     info.created = ds::utc_timestamp();
@@ -423,6 +428,8 @@ HarvestStats run_harvest(const HarvestConfig &config, const std::string &out_pat
     out.recheck(jobs, config.runner, stop);
     writer->close();
     stats.stopped = stats.samples_present + stats.samples_written < stats.samples_planned;
+    // Complete: no more appends, so the file can shed the space its record-by-record flushes left.
+    if (!stats.stopped) ds::compact_dataset(out_path);
     stats.wall_seconds = seconds_since(start);
     return stats;
 }

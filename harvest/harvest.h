@@ -39,6 +39,9 @@ struct HarvestStats {
     // write are serial; wall is the run's elapsed time.
     double search_seconds = 0, compile_seconds = 0, benchmark_seconds = 0, write_seconds = 0;
     double wall_seconds = 0;
+    // Timing samples retaken because other processes held the CPUs, and runtimes (labels or
+    // references) timed under contention all the same (sampler/timing.h).
+    int64_t retaken_timings = 0, contended_labels = 0;
     bool stopped = false; // `stop` turned true before every sample was written
 };
 
@@ -46,7 +49,8 @@ struct HarvestStats {
 using HarvestProgress = std::function<void(const HarvestStats &)>;
 
 // Creates `out_path` (UserError if it exists) or, with `resume`, continues it (UserError if it
-// is missing or was made with another config). Returns what it did. Runtime failures of single
+// is missing or was made with another config), and compacts it once it holds every sample
+// (datasets::compact_dataset). Returns what it did. Runtime failures of single
 // samples are recorded, never thrown.
 HarvestStats run_harvest(const HarvestConfig &config, const std::string &out_path, bool resume,
                          const std::atomic<bool> *stop = nullptr, const HarvestProgress &on_sample = {});

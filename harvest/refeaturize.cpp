@@ -103,7 +103,7 @@ RefeaturizeReport refeaturize_dataset(const std::string &input, const std::strin
 
     RefeaturizeReport report;
     ds::write_via_partial(out, [&](const std::string &partial) {
-        auto writer = ds::DatasetWriter::create(partial, info);
+        auto writer = ds::DatasetWriter::create(partial, info, ds::WriteMode::Bulk);
         for (uint64_t row = 0; row < reader->num_pipelines(); row++) {
             const std::string where = input + ": pipeline row " + std::to_string(row);
             ds::PipelineRecord p = reader->pipeline(row);

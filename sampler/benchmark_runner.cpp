@@ -49,6 +49,8 @@ void validate(const RunnerOptions &o) {
     if (!(o.timing.accuracy >= 0)) fail("timing.accuracy must not be negative");
     if (!(o.timing.max_seconds >= 0)) fail("timing.max_seconds must not be negative");
     if (o.timing.threads < 0) fail("timing.threads must not be negative");
+    if (!(o.timing.max_cpu_wait >= 0)) fail("timing.max_cpu_wait must not be negative");
+    if (!(o.timing.contended_seconds >= 0)) fail("timing.contended_seconds must not be negative");
     if (!Halide::Target::validate_target_string(o.target)) fail("unknown Halide target '" + o.target + "'");
 }
 
@@ -154,8 +156,11 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
         while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {
         }
         const auto timing_start = Clock::now();
+        TimingProtocol protocol = options.timing;
+        // Retakes never take the protocol into its timeout.
+        protocol.contended_seconds = std::min(protocol.contended_seconds, 0.5 * options.run_timeout_seconds);
         TimingResult timing =
-            time_runs(options.timing, threads, [&]() { prepared.pipeline.realize(prepared.output, target); });
+            time_runs(protocol, threads, [&]() { prepared.pipeline.realize(prepared.output, target); });
         const double benchmark_seconds = std::chrono::duration<double>(Clock::now() - timing_start).count();
         ByteWriter r;
         std::string difference;
@@ -165,6 +170,9 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
         r.put<int32_t>(timing.threads);
         r.put<double>(benchmark_seconds);
         r.put_vector(timing.samples);
+        r.put<int32_t>(timing.retaken);
+        r.put<uint8_t>(timing.contended ? 1 : 0);
+        r.put<double>(timing.cpu_wait);
         r.put<uint8_t>(job.return_output ? 1 : 0);
         if (job.return_output) put_buffer(r, prepared.output);
         send(result_fd, 'R', r.bytes());
@@ -336,9 +344,14 @@ private:
                 res.timing.threads = r.get<int32_t>();
                 res.benchmark_seconds = r.get<double>();
                 res.timing.samples = r.get_vector<double>();
+                res.timing.retaken = r.get<int32_t>();
+                res.timing.contended = r.get<uint8_t>() != 0;
+                res.timing.cpu_wait = r.get<double>();
                 summarize(&res.timing);
                 if (r.get<uint8_t>()) res.output = get_buffer(r);
-                finish(w, r.ok() ? status : JobStatus::Crash, r.ok() ? message : "malformed result from worker");
+                std::string note = message;
+                if (res.timing.contended && status == JobStatus::Ok) note = contention_note(res.timing);
+                finish(w, r.ok() ? status : JobStatus::Crash, r.ok() ? note : "malformed result from worker");
                 return;
             }
         }

@@ -61,7 +61,7 @@ struct BenchmarkJob {
 struct JobResult {
     std::string name;
     JobStatus status = JobStatus::Crash;
-    std::string message;          // why it failed (empty when ok)
+    std::string message;          // why it failed; when ok, empty or a note on its timing (contention)
     double prepare_seconds = 0;   // prepare(): building and scheduling (an autoscheduler's search)
     double compile_seconds = 0;   // JIT compilation
     double benchmark_seconds = 0; // the whole timing protocol, warm-up included

@@ -78,10 +78,11 @@ int main(int argc, char **argv) {
         st::LoadReport loaded;
         st::TrainingData train, validation;
         st::load_training_split(data, validation_fraction, train, validation, &loaded);
-        std::printf("data: %zu files, %zu pipelines, %zu ok schedules; train %zu pipelines (%zu schedules), "
-                    "validation %zu (%zu)\n",
-                    loaded.files, loaded.pipelines, loaded.schedules, train.pipelines.size(), train.num_schedules(),
-                    validation.pipelines.size(), validation.num_schedules());
+        std::printf("data: %zu files, %zu pipelines, %zu ok schedules (%zu timed under contention left out); train "
+                    "%zu pipelines (%zu schedules), validation %zu (%zu)\n",
+                    loaded.files, loaded.pipelines, loaded.schedules, loaded.contended_schedules,
+                    train.pipelines.size(), train.num_schedules(), validation.pipelines.size(),
+                    validation.num_schedules());
 
         const ss::Coefficients fitted = ss::calibrate(train, start.coefficients, options);
 

@@ -3,6 +3,8 @@
 //   dataset info FILE                      counts, statuses, runtimes, producer and hardware
 //   dataset verify FILE                    checksums, schema, CSR offsets, feature versions
 //   dataset merge --out OUT [--force] IN...  shards into one file (same hardware and features)
+//   dataset compact FILE                   rewrites FILE as small as its content (files left by a
+//                                          stopped generate-dataset take ~50x that)
 //   dataset split FILE --out-dir DIR [--fractions 0.8,0.1,0.1]   train/validation/test by pipeline hash
 //   dataset export FILE --out-dir DIR [--format csv|npy]
 //   dataset refeaturize FILE --out OUT     the same records with this build's features, computed
@@ -116,7 +118,7 @@ std::array<double, 3> parse_fractions(const std::string &text) {
 } // namespace
 
 int main(int argc, char **argv) {
-    CLI::App app{"Inspect, check, merge, split and export schedforge datasets.", "dataset"};
+    CLI::App app{"Inspect, check, merge, compact, split and export schedforge datasets.", "dataset"};
     app.require_subcommand(1);
     std::string file, out, out_dir, format = "csv", fractions = "0.8,0.1,0.1";
     std::vector<std::string> inputs;
@@ -129,6 +131,8 @@ int main(int argc, char **argv) {
     merge_cmd->add_option("--out", out, "The merged file (must not exist)")->required();
     merge_cmd->add_flag("--force", force, "Merge even if hardware, target or Halide version differ");
     merge_cmd->add_option("INPUTS", inputs, "Shards")->required();
+    auto *compact_cmd = app.add_subcommand("compact", "Rewrite a file as small as its content, in place");
+    compact_cmd->add_option("FILE", file, "Dataset")->required();
     auto *split_cmd = app.add_subcommand("split", "Split by pipeline into train/validation/test files");
     split_cmd->add_option("FILE", file, "Dataset")->required();
     split_cmd->add_option("--out-dir", out_dir, "Folder for train.h5, validation.h5, test.h5")->required();
@@ -141,10 +145,10 @@ int main(int argc, char **argv) {
         app.add_subcommand("refeaturize", "The same records with this build's features, from the stored loop nests");
     refeaturize_cmd->add_option("FILE", file, "Dataset")->required();
     refeaturize_cmd->add_option("--out", out, "The refeaturized file (must not exist)")->required();
-    const std::set<std::string> commands{"info", "verify", "merge", "split", "export", "refeaturize"};
+    const std::set<std::string> commands{"info", "verify", "merge", "compact", "split", "export", "refeaturize"};
     if (argc > 1 && argv[1][0] != '-' && !commands.count(argv[1])) {
         std::cerr << "dataset: unknown command '" << argv[1]
-                  << "' (info, verify, merge, split, export or refeaturize)\n";
+                  << "' (info, verify, merge, compact, split, export or refeaturize)\n";
         return 2;
     }
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
@@ -156,6 +160,13 @@ int main(int argc, char **argv) {
                       << r.schedules << " schedules";
             if (r.duplicates_skipped) std::cout << " (" << r.duplicates_skipped << " duplicate samples skipped)";
             std::cout << "\n";
+            return 0;
+        }
+        if (compact_cmd->parsed()) {
+            const ds::CompactReport r = ds::compact_dataset(file);
+            std::cout << file << ": " << r.pipelines << " pipelines, " << r.schedules << " schedules; "
+                      << format_number("%.1f", double(r.bytes_before) / 1024) << " KiB -> "
+                      << format_number("%.1f", double(r.bytes_after) / 1024) << " KiB\n";
             return 0;
         }
         if (split_cmd->parsed()) {

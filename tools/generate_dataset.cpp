@@ -70,6 +70,11 @@ void print_summary(const sh::HarvestStats &s, const std::string &path) {
               << format_number("%.1f", s.search_seconds) << " s, compile " << format_number("%.1f", s.compile_seconds)
               << " s (summed over workers), benchmark " << format_number("%.1f", s.benchmark_seconds) << " s, write "
               << format_number("%.2f", s.write_seconds) << " s\n";
+    if (s.retaken_timings) {
+        std::cout << "contention: " << s.retaken_timings
+                  << " timing samples retaken while other processes held the CPUs; " << s.contended_labels
+                  << " runtimes timed under contention all the same (their messages say so)\n";
+    }
     // How close the run came to keeping every core busy: workers' search and compile time, plus
     // benchmarks (which use every core), over wall time x cores.
     const double cores = std::max(1u, std::thread::hardware_concurrency());

@@ -87,10 +87,10 @@ int main(int argc, char **argv) {
         st::TrainingData train_set, validation;
         st::load_training_split(data, validation_fraction, train_set, validation, &loaded);
         schedforge::tools::ensure_directory(report_dir);
-        std::printf(
-            "data: %zu files, %zu pipelines, %zu ok schedules (%zu schedules and %zu pipelines skipped: not ok, "
-            "or fewer than two ok)\n",
-            loaded.files, loaded.pipelines, loaded.schedules, loaded.skipped_schedules, loaded.skipped_pipelines);
+        std::printf("data: %zu files, %zu pipelines, %zu ok schedules (%zu schedules and %zu pipelines skipped: not ok "
+                    "(%zu of them timed under contention), or fewer than two ok)\n",
+                    loaded.files, loaded.pipelines, loaded.schedules, loaded.skipped_schedules,
+                    loaded.skipped_pipelines, loaded.contended_schedules);
         std::printf("train: %zu pipelines, %zu schedules; validation: %zu pipelines, %zu schedules\n",
                     train_set.pipelines.size(), train_set.num_schedules(), validation.pipelines.size(),
                     validation.num_schedules());

@@ -1,6 +1,7 @@
 #include "trainer/training_data.h"
 
 #include "common/errors.h"
+#include "common/timing_note.h"
 #include "datasets/operations.h"
 #include "datasets/reader.h"
 
@@ -92,6 +93,10 @@ TrainingData load_training_data(const std::vector<std::string> &paths, LoadRepor
             const ds::ScheduleRecord s = reader->schedule(row);
             if (s.features.size() != size_t(tp.input.num_stages) * kScheduleFeatures) {
                 rep.skipped_schedules++;
+                continue;
+            }
+            if (common::timed_under_contention(s.message)) { // a label that may be cores x too slow
+                rep.skipped_schedules++, rep.contended_schedules++;
                 continue;
             }
             tp.schedule_features.push_back(s.features);

@@ -27,12 +27,14 @@ struct TrainingData {
 
 struct LoadReport {
     size_t files = 0, pipelines = 0, schedules = 0;
-    size_t skipped_schedules = 0; // not ok
-    size_t skipped_pipelines = 0; // fewer than two ok schedules
+    size_t skipped_schedules = 0;   // not ok, or timed under contention
+    size_t contended_schedules = 0; // ok, but timed while other processes held the CPUs
+    size_t skipped_pipelines = 0;   // fewer than two ok schedules
 };
 
-// Reads every ok schedule of `paths`. Pipelines that appear in several files (same id) are
-// merged. UserError for a missing or unreadable file, or features other than this build's.
+// Reads every ok schedule of `paths`, except those timed under contention (common/timing_note.h). Pipelines that appear
+// in several files (same id) are merged. UserError for a missing or unreadable file, or features other than this
+// build's.
 TrainingData load_training_data(const std::vector<std::string> &paths, LoadReport *report = nullptr);
 
 // Splits by pipeline id with the same hash as `dataset split`: a pipeline lands in validation

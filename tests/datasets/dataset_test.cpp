@@ -206,6 +206,35 @@ TEST(Dataset, MergeKeepsEveryRecordOnceAndRefusesOtherHardware) {
     EXPECT_THROW(ds::merge_datasets({a}, out, false), UserError); // exists
 }
 
+TEST(Dataset, CompactKeepsEveryRecordAndShedsWhatTheFlushesLeft) {
+    const fs::path dir = scratch("dataset_compact");
+    fs::create_directories(dir);
+    const std::string path = (dir / "c.h5").string();
+    auto w = ds::DatasetWriter::create(path, test_file_info()); // durable: a flush per record
+    for (uint64_t p = 0; p < 20; p++) {
+        const uint64_t row = w->add_pipeline(test_pipeline(500 + p, 3));
+        for (uint32_t s = 0; s < 15; s++) w->add_schedule(test_schedule(row, s, 3));
+    }
+    // Another writer may not compact (and rename over) a file being written.
+    EXPECT_THROW(ds::compact_dataset(path), UserError);
+    w->close();
+
+    const ds::CompactReport r = ds::compact_dataset(path);
+    EXPECT_EQ(r.pipelines, 20u);
+    EXPECT_EQ(r.schedules, 300u);
+    EXPECT_EQ(r.bytes_after, fs::file_size(path));
+    // 1,104,520 -> 63,749 bytes (17x) when written; generate-dataset's files shrink 30-50x.
+    EXPECT_LT(r.bytes_after * 3, r.bytes_before) << r.bytes_before << " -> " << r.bytes_after;
+    EXPECT_FALSE(fs::exists(path + ".partial"));
+    EXPECT_TRUE(ds::verify_dataset(path).ok());
+    const auto in = ds::DatasetReader::open(path);
+    EXPECT_EQ(in->info().created, test_file_info().created);
+    EXPECT_EQ(in->info().config, test_file_info().config);
+    ASSERT_EQ(in->num_schedules(), 300u);
+    for (uint64_t i = 0; i < 300; i++) expect_same(in->schedule(i), test_schedule(i / 15, uint32_t(i % 15), 3));
+    EXPECT_EQ(in->pipeline(19).features, test_pipeline(519, 3).features);
+}
+
 TEST(Dataset, SplitIsDeterministicByPipelineAndComplete) {
     const fs::path dir = scratch("dataset_split");
     fs::create_directories(dir);

@@ -60,26 +60,51 @@ std::string alpha_renamed(const std::string &source) {
 
 std::string dataset(const std::string &args) { return std::string(DATASET) + " " + args; }
 
+// A stored schedule is the one its nest describes: the pipeline drawn again from its seed is
+// the stored one, and the nest gives the stored features and (`compare_source`) source.
+void expect_nest_gives_the_record(const ds::DatasetReader &r, uint64_t row, const gen::GeneratorConfig &cfg,
+                                  bool compare_source = true) {
+    const ds::ScheduleRecord s = r.schedule(row);
+    const ds::PipelineRecord p = r.pipeline(s.pipeline_row);
+    const gen::PipelineSpec spec = gen::synthesize_pipeline(cfg, p.seed);
+    ASSERT_EQ(spec.to_text(), p.spec) << "schedule row " << row;
+    gen::BuiltPipeline built = gen::build_pipeline(spec);
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+    ASSERT_FALSE(s.nest.empty()) << "schedule row " << row;
+    const sf::LoopNest nest = sf::parse_nest_text(dag, s.nest);
+    if (compare_source) {
+        EXPECT_EQ(alpha_renamed(sf::schedule_source(dag, nest)), alpha_renamed(s.source)) << "schedule row " << row;
+    }
+    std::vector<float> features;
+    for (const sf::StageFeatures &f : sf::compute_schedule_features(dag, nest, Halide::Target(r.info().target))) {
+        for (double v : f.features.values()) features.push_back(float(v));
+    }
+    EXPECT_EQ(features, s.features) << "schedule row " << row;
+}
+
 TEST(StoredLoopNests, AreTheScheduleThatRan) {
     const fs::path dir = scratch("stored_nests");
     const auto r = ds::DatasetReader::open(make_dataset(dir));
-    const gen::GeneratorConfig cfg = gen::load_generator_config(kSmallConfig);
-    const Halide::Target target(r->info().target);
     ASSERT_EQ(r->num_schedules(), 6u);
-    for (uint64_t row = 0; row < r->num_schedules(); row++) {
-        const ds::ScheduleRecord s = r->schedule(row);
-        const ds::PipelineRecord p = r->pipeline(s.pipeline_row);
-        gen::BuiltPipeline built = gen::build_pipeline(gen::synthesize_pipeline(cfg, p.seed));
-        const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
-        ASSERT_FALSE(s.nest.empty()) << "schedule row " << row;
-        const sf::LoopNest nest = sf::parse_nest_text(dag, s.nest);
-        EXPECT_EQ(alpha_renamed(sf::schedule_source(dag, nest)), alpha_renamed(s.source)) << "schedule row " << row;
-        std::vector<float> features;
-        for (const sf::StageFeatures &f : sf::compute_schedule_features(dag, nest, target)) {
-            for (double v : f.features.values()) features.push_back(float(v));
-        }
-        EXPECT_EQ(features, s.features) << "schedule row " << row;
-    }
+    const gen::GeneratorConfig cfg = gen::load_generator_config(kSmallConfig);
+    for (uint64_t row = 0; row < r->num_schedules(); row++) expect_nest_gives_the_record(*r, row, cfg);
+}
+
+// The held-out corpus in corpora/ (README there) is read by this build, and its first pipelines
+// and features are this build's: a change to the generator or the features shows here, and then
+// the corpus is refeaturized (`dataset refeaturize`) or, for the generator, made again.
+TEST(CommittedCorpus, IsReadAndItsFeaturesAreThisBuilds) {
+    const std::string path = std::string(SCHEDFORGE_SOURCE_DIR) + "/corpora/amd-epyc-avx512-2core/heldout-4000.h5";
+    EXPECT_TRUE(ds::verify_dataset(path).ok());
+    const auto r = ds::DatasetReader::open(path);
+    EXPECT_EQ(r->info().schedule_feature_version, sf::ScheduleFeatures::version());
+    EXPECT_EQ(r->info().schedule_feature_names, sf::ScheduleFeatures::names());
+    ASSERT_EQ(r->num_pipelines(), 60u);
+    ASSERT_EQ(r->num_schedules(), 960u);
+    const gen::GeneratorConfig cfg =
+        gen::load_generator_config(std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/default.yaml");
+    // Its sources were printed by a build that declared RVars in another order.
+    for (uint64_t row = 0; row < 48; row++) expect_nest_gives_the_record(*r, row, cfg, false); // pipelines 0-2
 }
 
 TEST(Refeaturize, RewritesTheSameRecordsAndRefusesWhatItCannotRead) {

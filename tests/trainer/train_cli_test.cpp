@@ -4,6 +4,7 @@
 #include "tests/support/commands.h"
 #include "tests/trainer/reference_model.h"
 
+#include "common/timing_note.h"
 #include "datasets/writer.h"
 
 #include <gtest/gtest.h>
@@ -23,10 +24,11 @@ namespace fs = std::filesystem;
 
 std::string train_cli(const std::string &args) { return std::string(TRAIN_COST_MODEL) + " " + args; }
 
-// 12 pipelines x 6 ok schedules with runtimes from fixed coefficients, one failed sample.
-std::string write_dataset(const fs::path &dir) {
+// 12 pipelines x 6 ok schedules with runtimes from fixed coefficients, one failed sample and one
+// timed under contention.
+std::string write_dataset(const fs::path &dir, const std::string &name = "train.h5", uint64_t first_id = 1) {
     fs::create_directories(dir);
-    const std::string path = (dir / "train.h5").string();
+    const std::string path = (dir / name).string();
     auto writer = datasets::DatasetWriter::create(path, schedforge::testing::test_file_info());
     gen::Rng rng(5);
     testing::WeightsD exact{};
@@ -34,7 +36,7 @@ std::string write_dataset(const fs::path &dir) {
     for (int o = 0; o < kTerms; o++) exact[size_t(Tensor::Bias1)][size_t(o)] = 0.1 + 0.03 * o;
     for (uint64_t i = 0; i < 12; i++) {
         const int stages = 3;
-        datasets::PipelineRecord p = schedforge::testing::test_pipeline(gen::mix64(i + 1), stages);
+        datasets::PipelineRecord p = schedforge::testing::test_pipeline(gen::mix64(i + first_id), stages);
         const PipelineInput input = testing::synthetic_pipeline(rng, stages);
         p.features = input.pipeline_features;
         const uint64_t row = writer->add_pipeline(p);
@@ -49,6 +51,11 @@ std::string write_dataset(const fs::path &dir) {
             writer->add_schedule(s);
         }
         if (i == 0) writer->add_schedule(schedforge::testing::test_schedule(row, 6, stages, datasets::Status::Crash));
+        if (i == 1) { // an ok label timed while other processes held the CPUs: left out
+            datasets::ScheduleRecord s = schedforge::testing::test_schedule(row, 6, stages);
+            s.message = std::string(common::kContendedTimingNote) + ": its threads waited up to 90%";
+            writer->add_schedule(s);
+        }
     }
     writer->close();
     return path;
@@ -61,7 +68,10 @@ TEST(TrainCostModelCli, TrainsWritesReportsAndTheSearchUsesTheWeights) {
     const auto r = run(train_cli("--data " + data + " --random-init 3 --weights-out " + weights +
                                  " --epochs 5 --lr 0.01 --validation-fraction 0.25"));
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_NE(r.out.find("12 pipelines, 72 ok schedules (1 schedules"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("12 pipelines, 72 ok schedules (2 schedules and 0 pipelines skipped: not ok (1 of them "
+                         "timed under contention)"),
+              std::string::npos)
+        << r.out;
     const Weights w = Weights::load(weights);
     EXPECT_NE(w.origin.find("train-cost-model, 5 epochs"), std::string::npos) << w.origin;
     EXPECT_NE(w.origin.find("seed 3"), std::string::npos) << w.origin;
@@ -156,6 +166,19 @@ TEST(LearningCurveCli, GrowsTheTrainingSetAndScoresTheSameHeldOutPipelines) {
         EXPECT_EQ(points[1].second, points[1].first * 6) << model; // 6 ok schedules each
     }
     EXPECT_NE(r.out.find("validation: "), std::string::npos) << r.out;
+
+    // Scored on held-out files too: their columns follow; files sharing a pipeline are refused.
+    const std::string other = write_dataset(dir, "other.h5", 100);
+    const auto h =
+        run(tool + " --out " + out + "-h --sizes 1 --epochs 2 --validation-fraction 0.25 --heldout " + other);
+    ASSERT_EQ(h.exit_code, 0) << h.out << h.err;
+    EXPECT_NE(h.out.find("held out: 12 pipelines, 72 schedules"), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find("scored on the held-out files"), std::string::npos) << h.out;
+    const std::string hcsv = read_file(fs::path(out + "-h") / "curve.csv");
+    EXPECT_NE(hcsv.substr(0, hcsv.find('\n')).find(",heldout_pairwise_accuracy,"), std::string::npos) << hcsv;
+    expect_user_error(
+        run(tool + " --out " + out + "-h --sizes 1 --epochs 1 --validation-fraction 0.25 --heldout " + data),
+        "is in --data too");
 
     expect_user_error(run(tool + " --out " + out + " --sizes 0,1"), "--sizes: '0' is not a fraction in (0, 1]");
     expect_user_error(run(tool + " --out " + out + " --validation-fraction 0"), "--validation-fraction");

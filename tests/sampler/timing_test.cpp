@@ -1,0 +1,133 @@
+// The timing protocol retakes samples taken while other processes hold the CPUs (a sustained
+// competitor makes every sample of a parallel run uniformly slower, and "stable"), and says so
+// when the retakes run out. No speed is asserted: only what the protocol saw and did.
+#include "sampler/timing.h"
+
+#include "common/timing_note.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace schedforge::sampler {
+namespace {
+
+// Processes that spin on every core until destroyed.
+class CpuHogs {
+public:
+    explicit CpuHogs(int n) {
+        for (int i = 0; i < n; i++) {
+            const pid_t pid = fork();
+            if (pid == 0) {
+                for (volatile unsigned long k = 0;; k = k + 1) {
+                }
+            }
+            if (pid > 0) pids_.push_back(pid);
+        }
+    }
+    ~CpuHogs() {
+        for (pid_t p : pids_) ::kill(p, SIGKILL);
+        for (pid_t p : pids_) ::waitpid(p, nullptr, 0);
+    }
+
+private:
+    std::vector<pid_t> pids_;
+};
+
+void spin_for(std::chrono::milliseconds ms) {
+    const auto end = std::chrono::steady_clock::now() + ms;
+    while (std::chrono::steady_clock::now() < end) {
+    }
+}
+
+// Threads that stay alive (the kernel forgets an exited thread's wait, as Halide's thread pool
+// never exits): run() keeps the calling thread and n - 1 others busy for `ms` milliseconds.
+class SpinPool {
+public:
+    SpinPool(int n, int ms) : ms_(ms) {
+        for (int i = 1; i < n; i++) {
+            threads_.emplace_back([this]() {
+                for (int seen = 0; !quit_;) {
+                    if (generation_ == seen) continue;
+                    seen = generation_;
+                    spin_for(std::chrono::milliseconds(ms_));
+                    done_++;
+                }
+            });
+        }
+    }
+    ~SpinPool() {
+        quit_ = true;
+        for (std::thread &t : threads_) t.join();
+    }
+    void run() {
+        done_ = 0;
+        generation_++;
+        spin_for(std::chrono::milliseconds(ms_));
+        while (done_ < int(threads_.size())) {
+        }
+    }
+
+private:
+    const int ms_;
+    std::atomic<int> generation_{0}, done_{0};
+    std::atomic<bool> quit_{false};
+    std::vector<std::thread> threads_;
+};
+
+int cores() { return int(std::max(1u, std::thread::hardware_concurrency())); }
+
+TimingProtocol short_protocol() {
+    TimingProtocol p;
+    p.warmup_runs = 0;
+    p.min_samples = 3;
+    p.max_samples = 10;
+    p.max_seconds = 0.05;
+    p.contended_seconds = 0.3;
+    return p;
+}
+
+TEST(Timing, CpuWaitGrowsWhileOtherProcessesHoldTheCpus) {
+    if (cpu_wait_seconds() < 0) GTEST_SKIP() << "this kernel reports no schedstat";
+    SpinPool pool(cores(), 200);
+    const CpuHogs hogs(cores());
+    const double before = cpu_wait_seconds();
+    pool.run();
+    // Fair shares: each of our threads waits about half of the 200 ms.
+    EXPECT_GT(cpu_wait_seconds() - before, 0.02 * cores());
+}
+
+TEST(Timing, ContendedSamplesAreRetakenThenKeptAndFlagged) {
+    if (cpu_wait_seconds() < 0) GTEST_SKIP() << "this kernel reports no schedstat";
+    SpinPool pool(cores(), 5);
+    const CpuHogs hogs(cores());
+    const TimingResult r = time_runs(short_protocol(), cores(), [&]() { pool.run(); });
+    EXPECT_GT(r.retaken, 0);
+    EXPECT_FALSE(r.samples.empty());
+    if (r.contended) {
+        EXPECT_GT(r.cpu_wait, 0.1);
+        EXPECT_TRUE(common::timed_under_contention(contention_note(r)));
+    } else {
+        EXPECT_LE(r.cpu_wait, 0.1); // every kept sample is clean
+    }
+}
+
+TEST(Timing, WithTheCheckOffEverySampleIsKept) {
+    SpinPool pool(cores(), 5);
+    const CpuHogs hogs(cores());
+    TimingProtocol p = short_protocol();
+    p.max_cpu_wait = 0;
+    const TimingResult r = time_runs(p, cores(), [&]() { pool.run(); });
+    EXPECT_EQ(r.retaken, 0);
+    EXPECT_FALSE(r.contended);
+    EXPECT_GE(r.samples.size(), 3u);
+}
+
+} // namespace
+} // namespace schedforge::sampler
