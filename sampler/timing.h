@@ -6,8 +6,9 @@
 // sample of a parallel pipeline exactly 2x slower, and "stable" too). So a sample during which
 // this process's threads waited for a CPU more than `max_cpu_wait` of their time (Linux
 // schedstat) is retaken, for at most `contended_seconds`; after that the contended samples are
-// kept and the result says so. The median is reported beside the minimum. "Stable" means the
-// fastest `min_samples` samples lie within `accuracy` of the minimum, relative.
+// kept, and the result says so when the fastest sample is one of them. The median is reported
+// beside the minimum. "Stable" means the fastest `min_samples` samples lie within `accuracy` of
+// the minimum, relative.
 #pragma once
 
 #include <functional>
@@ -32,8 +33,8 @@ struct TimingResult {
     double min_seconds = 0, median_seconds = 0;
     int threads = 0;
     int retaken = 0;        // contended samples dropped and taken again
-    bool contended = false; // the retakes ran out: some kept samples are contended
-    double cpu_wait = 0;    // the largest share of thread time waiting for a CPU among kept samples
+    bool contended = false; // the retakes ran out and the fastest sample (the label) is contended
+    double cpu_wait = 0;    // the fastest sample's share of thread time spent waiting for a CPU
 };
 
 // Seconds this process's threads have spent runnable but waiting for a CPU (the kernel's
@@ -43,7 +44,11 @@ double cpu_wait_seconds();
 // Times `run` under `protocol`. `run` performs one complete execution.
 TimingResult time_runs(const TimingProtocol &protocol, int threads, const std::function<void()> &run);
 
-// One line for a result whose kept samples are contended ("timed while other processes held
+// The same, with the probe of cpu_wait_seconds() given (tests script it).
+TimingResult time_runs(const TimingProtocol &protocol, int threads, const std::function<void()> &run,
+                       const std::function<double()> &cpu_wait);
+
+// One line for a result whose label (the fastest sample) is contended ("timed while other processes held
 // the CPUs: ..."); a label to treat with care.
 std::string contention_note(const TimingResult &result);
 

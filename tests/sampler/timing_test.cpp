@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -127,6 +128,58 @@ TEST(Timing, WithTheCheckOffEverySampleIsKept) {
     EXPECT_EQ(r.retaken, 0);
     EXPECT_FALSE(r.contended);
     EXPECT_GE(r.samples.size(), 3u);
+}
+
+// Samples of scripted lengths, each waiting a scripted share of its time for a CPU (as the
+// probe reports it): the protocol's decisions, on any kernel and any load.
+struct ScriptedSamples {
+    std::vector<int> milliseconds;
+    std::vector<double> wait_shares;
+    size_t next = 0;
+    double waited = 0; // what the probe reports
+
+    TimingResult time(TimingProtocol p) {
+        p.warmup_runs = 0;
+        p.min_samples = 100; // never "stable": the script's length decides
+        p.max_seconds = 100;
+        return time_runs(
+            p, 1,
+            [&]() {
+                const size_t i = std::min(next++, milliseconds.size() - 1);
+                std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds[i]));
+                waited += wait_shares[i] * milliseconds[i] * 1e-3;
+            },
+            [&]() { return waited; });
+    }
+};
+
+TEST(Timing, TheLabelIsContendedOnlyIfTheFastestSampleIs) {
+    TimingProtocol p;
+    p.contended_seconds = 0; // no retakes: every sample is kept
+    p.max_samples = 3;
+    ScriptedSamples slow_contended{{30, 3, 30}, {0.8, 0, 0}};
+    const TimingResult clean = slow_contended.time(p);
+    ASSERT_EQ(clean.samples.size(), 3u);
+    EXPECT_EQ(clean.retaken, 0);
+    EXPECT_FALSE(clean.contended);
+    EXPECT_EQ(clean.cpu_wait, 0);
+
+    ScriptedSamples fast_contended{{3, 30, 30}, {0.8, 0, 0}};
+    const TimingResult contended = fast_contended.time(p);
+    EXPECT_TRUE(contended.contended);
+    EXPECT_GT(contended.cpu_wait, 0.5);
+    EXPECT_TRUE(common::timed_under_contention(contention_note(contended)));
+}
+
+TEST(Timing, ContendedSamplesAreDroppedWhileRetakesLast) {
+    TimingProtocol p;
+    p.max_samples = 2;
+    ScriptedSamples script{{1, 1, 4, 5}, {0.9, 0.9, 0, 0}};
+    const TimingResult r = script.time(p);
+    EXPECT_EQ(r.retaken, 2);
+    ASSERT_EQ(r.samples.size(), 2u);
+    EXPECT_GE(r.min_seconds, 0.004); // the two fast contended samples are not the label
+    EXPECT_FALSE(r.contended);
 }
 
 } // namespace
