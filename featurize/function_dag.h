@@ -114,6 +114,10 @@ struct Stage {
     // consumers need: a scan along y computed inside a tile of 8 rows still covers every row of
     // its reduction.
     SymbolicRegion self_reads, writes;
+    // Calls per point into the C math library, which Halide 14 makes once per vector lane (sin,
+    // tanh, ...; exp, log, pow and sqrt it vectorizes itself), each weighted by its cost relative
+    // to sinf (library_call_cost).
+    double library_calls_per_point = 0;
 
     // The stage's loop bounds (innermost first) when its Func computes `region`: pure loops
     // span their dimension of it, reduction loops their whole domain.
@@ -214,5 +218,11 @@ public:
 // anonymous Funcs it names "lambda_N" (BoundaryConditions makes them). The same pipeline built
 // in another process, or after other pipelines, gets other counters.
 std::string stable_name(const std::string &name);
+
+// The cost of one call of the pure extern math function `name` ("tanh_f32", "sin_f64", ...)
+// relative to sinf, where Halide 14 leaves it to the C math library, once per lane; 0 for the
+// functions it computes with vector code of its own (exp, log, pow, erf, sqrt, floor, ...) and
+// for names it does not know. Measured by bench-math-calls.
+double library_call_cost(const std::string &name);
 
 } // namespace schedforge::featurize

@@ -301,6 +301,7 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     f.native_vector_size = native_vector_width(dag_, s, target_);
     if (fs.compute.kind == Site::Inline) {
         f.inlined_calls = inlined_calls(s.node);
+        f.library_calls = f.inlined_calls * st.library_calls_per_point;
         return;
     }
     const StageTiling &t = tiling(s);
@@ -316,6 +317,7 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     // and realization on average. Storage is never hoisted above the compute site yet
     // (storage_error), so no window slides.
     f.points_computed_total = totals_.points[size_t(s.node)][size_t(s.stage)];
+    f.library_calls = f.points_computed_total * st.library_calls_per_point;
     auto mean = [&](double count) { return count > 0 ? f.points_computed_total / count : 0.0; };
     f.points_computed_per_production = mean(f.num_productions); // never produced: 0
     f.points_computed_per_realization = mean(f.num_realizations);

@@ -1,6 +1,6 @@
-// Schedule features: the 39 per-stage features of Adams et al. 2019 (Appendix A) and two of ours
-// (bytes_read_past_cache, bytes_read_from_memory), computed symbolically from a LoopNest and the
-// FunctionDAG, without lowering.
+// Schedule features: the 39 per-stage features of Adams et al. 2019 (Appendix A) and three of
+// ours (bytes_read_past_cache, bytes_read_from_memory, library_calls), computed symbolically from
+// a LoopNest and the FunctionDAG, without lowering.
 //
 // Conventions (the definitions below say per feature):
 //   - counts are over one run of the whole pipeline on its estimated sizes;
@@ -32,6 +32,11 @@
 //     kSharedCacheBytesPerCore come from memory. Fusing a chain of stencils into strips whose intermediates fit in the
 //     cache is what it prices; without it, the model prefers tall strips (less recomputation) whose intermediates
 //     stream through memory.
+//   - library_calls (not in the paper): the stage's evaluations (its points, or for an inlined Func
+//     the times it is evaluated) times its calls per point into the C math library
+//     (Stage::library_calls_per_point). Halide 14 computes exp, log, pow and sqrt with vector code
+//     of its own, but calls sinf, tanhf, atan2f, ... once per lane: 1-8 ns a point against
+//     hundredths for an add, which the op counts of the compute terms price alike.
 // Partial states (§3.2): only scheduled stages get features. Unscheduled producers are read like
 // inputs, optimistically: their allocation is what one innermost tile needs, and every vector
 // load from them is dense.
@@ -92,7 +97,8 @@ class LoopNest;
     X(working_set_at_realization, "allocations made within one realization of the Func")                               \
     X(working_set_at_root, "all allocations of the pipeline (the same for every stage)")                               \
     X(bytes_read_past_cache, "bytes read from beyond a core's cache: capacity misses of the loop order (below)")       \
-    X(bytes_read_from_memory, "bytes read from producers evicted from the last-level cache before the read (below)")
+    X(bytes_read_from_memory, "bytes read from producers evicted from the last-level cache before the read (below)")   \
+    X(library_calls, "per-lane calls into the C math library, weighted by their cost relative to sinf (below)")
 
 // The cache a core reuses data from between iterations of its loops: the L2 of current x86 servers.
 inline constexpr double kCoreCacheBytes = 1024 * 1024;
@@ -117,7 +123,8 @@ struct ScheduleFeatures {
     SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_DECLARE)
 #undef SCHEDFORGE_DECLARE
 
-    static int version() { return 3; } // 2: bytes_read_past_cache; 3: bytes_read_from_memory
+    // 2: bytes_read_past_cache; 3: bytes_read_from_memory; 4: library_calls
+    static int version() { return 4; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();

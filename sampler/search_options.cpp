@@ -31,7 +31,8 @@ constexpr std::array<double, featurize::kNumCostTerms> kDefaultCoefficients = {
     3182,      221.2,                        // parallel launches and tasks
     0.0009773,                               // working set bytes
     0.0064,                                  // bytes read past the cache
-    0.05};                                   // bytes read from memory
+    0.05,                                    // bytes read from memory
+    1.5};                                    // math library calls (sinf-equivalents)
 
 } // namespace
 

@@ -4,7 +4,7 @@
 //
 //   bootstrap --config configs/datasets/NAME.yaml --out DIR --rounds R [--pipelines N]
 //             [--schedules-per-pipeline S] [--seed S] [--initial-weights random|manual|FILE]
-//             [--init-seed 0] [--epochs 40] [--lr 0.001] [--loss throughput|log] [--apps LIST|none]
+//             [--init-seed 0] [--epochs 40] [--lr 0.001] [--loss throughput|log|pairwise] [--apps LIST|none]
 //
 // Round r writes DIR/round-r/: dataset.h5 (generate-dataset, run seed S + r), model.weights and
 // training/ (train-cost-model's report), apps/ (compare-schedulers: the new weights against our
@@ -237,14 +237,14 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     app.add_option("--epochs", epochs, "Training epochs per round")->capture_default_str();
     app.add_option("--lr", lr, "Adam's learning rate")->capture_default_str();
-    app.add_option("--loss", loss, "throughput or log (see train-cost-model)")->capture_default_str();
+    app.add_option("--loss", loss, "throughput, log or pairwise (see train-cost-model)")->capture_default_str();
     app.add_option("--apps", apps, "Apps scored after each round: a comma-separated list, all, or none")
         ->capture_default_str();
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         if (rounds < 1) throw UserError("--rounds must be at least 1");
         if (epochs < 1) throw UserError("--epochs must be at least 1");
         if (!(lr > 0)) throw UserError("--lr must be positive");
-        if (loss != "throughput" && loss != "log") throw UserError("--loss must be throughput or log");
+        if (!st::loss_kind_named(loss)) throw UserError("--loss must be throughput, log or pairwise");
         if (apps != "none") schedforge::tools::parse_app_list(apps);
         schedforge::harvest::HarvestConfig config = schedforge::harvest::load_harvest_config(config_path);
         if (!config.search.weights.empty())

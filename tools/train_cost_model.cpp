@@ -54,8 +54,7 @@ int main(int argc, char **argv) {
     app.add_option("--validation-fraction", validation_fraction, "pipelines held out (by a hash of their id)")
         ->capture_default_str();
     app.add_option("--batch-size", options.batch_size, "schedules of one pipeline per step")->capture_default_str();
-    app.add_option("--loss", loss_name, "throughput (the paper's) or log (|log(P/M)|, weighted)")
-        ->capture_default_str();
+    app.add_option("--loss", loss_name, st::kLossNamesHelp)->capture_default_str();
     app.add_option("--seed", options.seed, "shuffling seed")->capture_default_str();
     app.add_option("--report", report_dir,
                    "folder for metrics.csv, predictions.csv and the plots (default: "
@@ -69,8 +68,9 @@ int main(int argc, char **argv) {
         if (!(validation_fraction >= 0 && validation_fraction < 1))
             throw UserError("--validation-fraction must be in [0, 1)");
         if (options.batch_size < 2) throw UserError("--batch-size must be at least 2");
-        if (loss_name != "throughput" && loss_name != "log") throw UserError("--loss must be throughput or log");
-        options.loss = loss_name == "log" ? st::LossKind::LogRatio : st::LossKind::Throughput;
+        const std::optional<st::LossKind> loss = st::loss_kind_named(loss_name);
+        if (!loss) throw UserError("--loss must be throughput, log or pairwise");
+        options.loss = *loss;
         schedforge::tools::require_parent_folder(weights_out);
         if (report_dir.empty()) report_dir = weights_out + ".report";
 

@@ -4,7 +4,7 @@
 //   schedforge_train_cost_model  one training step: forward, the loss, its gradient with respect
 //                                to every weight (Halide's propagate_adjoints), and an Adam update
 //
-// Both share forward() below; the shape is trainer/network_shape.h and the 29 terms are
+// Both share forward() below; the shape is trainer/network_shape.h and the 30 terms are
 // featurize/cost_terms.h, the same template the manual model evaluates in double precision.
 #include "Halide.h"
 #include "trainer/network_shape.h"
@@ -213,9 +213,19 @@ public:
         const Expr throughput_error =
             (p_ref / p - m_ref / m) * (p_ref / p - m_ref / m) + kScaleWeight * log_ratio * log_ratio;
         const Expr log_error = abs(log_ratio);
-        Func error("error");
-        error(n) = sample_weight(n) * select(loss_kind == int(LossKind::Throughput), throughput_error, log_error);
         const Expr batch = true_runtime.dim(0).extent();
+        RDom r_pair(0, batch, "r_pair");
+        const Expr measured_gap = log(true_runtime(r_pair)) - log(m); // > 0: n is the faster
+        const Expr predicted_gap = log(max(predicted(r_pair), 1e-6f)) - log(p);
+        const Expr z = -kPairSharpness * predicted_gap * select(measured_gap > 0, 1.0f, measured_gap < 0, -1.0f, 0.0f);
+        const Expr softplus = max(z, 0.0f) + log(1.0f + exp(-abs(z)));
+        Func pair_error("pair_error");
+        pair_error(n) = 0.0f;
+        pair_error(n) += min(abs(measured_gap) / kPairSaturation, 1.0f) * softplus;
+        const Expr ranking_error = pair_error(n) / cast<float>(batch) + kScaleWeight * log_ratio * log_ratio;
+        Func error("error");
+        error(n) = sample_weight(n) * select(loss_kind == int(LossKind::Throughput), throughput_error,
+                                             loss_kind == int(LossKind::LogRatio), log_error, ranking_error);
         RDom r_batch(0, batch, "r_batch");
         Func total("total");
         total() = 0.0f;

@@ -15,13 +15,26 @@ double loss_for_batch(const std::vector<double> &predicted, const std::vector<do
     if (predicted.empty()) return 0;
     const size_t ref = fastest(measured);
     const double p_ref = std::max(predicted[ref], 1e-6), m_ref = measured[ref];
+    const size_t n = predicted.size();
     double sum = 0;
-    for (size_t i = 0; i < predicted.size(); i++) {
+    for (size_t i = 0; i < n; i++) {
         const double p = std::max(predicted[i], 1e-6), m = measured[i];
         const double log_ratio = std::log(p / m);
-        const double e = kind == LossKind::Throughput
-                             ? (p_ref / p - m_ref / m) * (p_ref / p - m_ref / m) + kScaleWeight * log_ratio * log_ratio
-                             : std::abs(log_ratio);
+        double e = std::abs(log_ratio);
+        if (kind == LossKind::Throughput) {
+            e = (p_ref / p - m_ref / m) * (p_ref / p - m_ref / m) + kScaleWeight * log_ratio * log_ratio;
+        } else if (kind == LossKind::Pairwise) {
+            double pairs = 0;
+            for (size_t j = 0; j < n; j++) {
+                const double measured_gap = std::log(measured[j]) - std::log(m);
+                const double predicted_gap = std::log(std::max(predicted[j], 1e-6)) - std::log(p);
+                const double sign = measured_gap > 0 ? 1 : measured_gap < 0 ? -1 : 0;
+                const double z = -kPairSharpness * predicted_gap * sign;
+                const double softplus = std::max(z, 0.0) + std::log1p(std::exp(-std::abs(z)));
+                pairs += std::min(std::abs(measured_gap) / kPairSaturation, 1.0) * softplus;
+            }
+            e = pairs / double(n) + kScaleWeight * log_ratio * log_ratio;
+        }
         sum += (weights.empty() ? 1.0 : weights[i]) * e;
     }
     return sum / double(predicted.size());

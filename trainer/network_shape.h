@@ -2,13 +2,13 @@
 // that define it, the weights file, and the C++ code that feeds it. No Halide here.
 //
 //   pipeline features [441] --(sigmoid-positive weights)--> head 1 embedding [8]
-//   log(1 + schedule features) [41] --> linear --> ReLU --> head 2 embedding [24]
-//   stacked [32] --> linear --> ReLU --> x exp(term_log_scale) --> coefficients [29] of the
+//   log(1 + schedule features) [42] --> linear --> ReLU --> head 2 embedding [24]
+//   stacked [32] --> linear --> ReLU --> x exp(term_log_scale) --> coefficients [30] of the
 //                                                                   hand-designed cost terms
 //   stage cost = sum_i coefficient_i * term_i (featurize/cost_terms.h; the compute terms times
 //                the stage's operations per point, as in the manual model); state cost = sum over stages
 //
-// term_log_scale [29] gives each coefficient its own scale, trained like every other weight. A
+// term_log_scale [30] gives each coefficient its own scale, trained like every other weight. A
 // random start sets it to zero (scale 1); a start from the manual model's coefficients sets it to
 // their logarithms with the last layer giving exactly 1, so that training starts from the manual
 // model and learns a correction per stage, and Adam's steps change each coefficient by a
@@ -25,6 +25,8 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace schedforge::trainer {
 
@@ -79,7 +81,26 @@ enum class LossKind : int {
     // which pins the absolute scale without outweighing the ranking.
     Throughput = 0,
     LogRatio = 1, // |log(predicted / measured)| x per-sample weights (Steiner et al. §6.2)
+    // The ranking itself, which is what the search uses: for every pair of the batch, a logistic
+    // loss on the predicted log-ratio having the measured one's sign (RankNet's), weighted by how
+    // far apart the measured runtimes are, saturating at 2x: pairs closer than the timing noise
+    // (repeat runs order pairs under 1.2x apart alike only 75-82% of the time) count little. Plus
+    // kScaleWeight x log(predicted/measured)^2 for the absolute scale, as in Throughput.
+    Pairwise = 2,
 };
+// The loss a command line names: "throughput", "log" or "pairwise"; nullopt for anything else.
+inline std::optional<LossKind> loss_kind_named(const std::string &name) {
+    if (name == "throughput") return LossKind::Throughput;
+    if (name == "log") return LossKind::LogRatio;
+    if (name == "pairwise") return LossKind::Pairwise;
+    return std::nullopt;
+}
+inline constexpr const char *kLossNamesHelp =
+    "throughput (the paper's), log (|log(P/M)|, weighted) or pairwise (the ranking of each pair, weighted by "
+    "how far apart)";
+
 inline constexpr float kScaleWeight = 0.05f;
+inline constexpr float kPairSharpness = 10.0f;        // logistic slope per unit of log-ratio
+inline constexpr float kPairSaturation = 0.69314718f; // log(2): pairs this far apart weigh 1
 
 } // namespace schedforge::trainer

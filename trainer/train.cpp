@@ -42,7 +42,7 @@ std::vector<std::vector<double>> all_loss_weights(const TrainingData &data, Loss
 
 std::vector<double> loss_weights(const TrainingPipeline &pipeline, const std::vector<size_t> &schedules,
                                  LossKind kind) {
-    if (kind == LossKind::Throughput) return std::vector<double>(schedules.size(), 1.0);
+    if (kind != LossKind::LogRatio) return std::vector<double>(schedules.size(), 1.0);
     std::vector<double> runtimes, spread;
     for (size_t i : schedules) runtimes.push_back(pipeline.runtimes[i]), spread.push_back(pipeline.timing_spread[i]);
     return log_ratio_weights(runtimes, spread);

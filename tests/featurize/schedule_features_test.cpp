@@ -58,17 +58,18 @@ struct Blur : testing::BlurPipeline {
 };
 
 TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
-    EXPECT_EQ(ScheduleFeatures::num_features(), 41);
+    EXPECT_EQ(ScheduleFeatures::num_features(), 42);
     const std::vector<std::string> &names = ScheduleFeatures::names();
-    ASSERT_EQ(names.size(), 41u);
-    EXPECT_EQ(ScheduleFeatures::descriptions().size(), 41u);
-    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 41u);
+    ASSERT_EQ(names.size(), 42u);
+    EXPECT_EQ(ScheduleFeatures::descriptions().size(), 42u);
+    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 42u);
     EXPECT_EQ(names.front(), "num_realizations");
     EXPECT_EQ(names[21], "vector_size");
     EXPECT_EQ(names[38], "working_set_at_root");
     EXPECT_EQ(names[39], "bytes_read_past_cache");
-    EXPECT_EQ(names.back(), "bytes_read_from_memory");
-    EXPECT_EQ(ScheduleFeatures::version(), 3);
+    EXPECT_EQ(names[40], "bytes_read_from_memory");
+    EXPECT_EQ(names.back(), "library_calls");
+    EXPECT_EQ(ScheduleFeatures::version(), 4);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -412,6 +413,47 @@ TEST(ScheduleFeatures, BytesReadFromMemoryAreReadsOfProducersPastTheSharedCache)
     ASSERT_GT(4096.0 * 1026 * 4, kSharedCacheBytesPerCore);
     EXPECT_EQ(from_memory(Site::root(), 0), std::make_pair(4096.0 * 1026 * 4, 0.0));
     EXPECT_EQ(from_memory(Site::at({blur_y, 0}, 0), 32), std::make_pair(0.0, 0.0));
+}
+
+// Math functions Halide 14 leaves to the C library (one call per lane) count by their cost
+// relative to sinf; those it computes with vector code of its own count nothing.
+TEST(LibraryCalls, CountTheMathFunctionsCalledPerLane) {
+    EXPECT_EQ(library_call_cost("sin_f32"), 1);
+    EXPECT_EQ(library_call_cost("cos_f64"), 1);
+    EXPECT_EQ(library_call_cost("tanh_f32"), 4.5);
+    EXPECT_EQ(library_call_cost("atan2_f32"), 4);
+    for (const char *vectorized : {"exp_f32", "log_f32", "pow_f32", "sqrt_f32", "floor_f32", "erf_f32"})
+        EXPECT_EQ(library_call_cost(vectorized), 0) << vectorized;
+    for (const char *other : {"sin", "sin_i32", "my_extern_f32", ""}) EXPECT_EQ(library_call_cost(other), 0) << other;
+}
+
+// f = tanh(in) + sin(in), 5.5 sinf-equivalents a point; g reads f at two points and takes an
+// exp (vector code: nothing). g is 64 x 32: at root, f computes 64 x 33 points; inlined, it is
+// evaluated twice per point of g.
+TEST(ScheduleFeatures, LibraryCallsAreEvaluationsTimesTheWeightedCallsPerPoint) {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func f("f"), g("g");
+    f(x, y) = tanh(in(x, y)) + sin(in(x, y));
+    g(x, y) = f(x, y) * 2.0f + exp(f(x, y + 1));
+    in.set_estimates({{0, 64}, {0, 33}});
+    g.set_estimates({{0, 64}, {0, 32}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(g));
+    const int g_node = node_of(dag, "g"), f_node = node_of(dag, "f"), in_im = node_of(dag, "in_im");
+    EXPECT_EQ(dag.nodes[size_t(f_node)].stages[0].library_calls_per_point, 5.5);
+    EXPECT_EQ(dag.nodes[size_t(g_node)].stages[0].library_calls_per_point, 0);
+    auto calls = [&](const Site &f_site) {
+        LoopNest n(dag);
+        n.funcs[size_t(g_node)] = {Site::root(), Site::root(), {{{}, 0, 8, false, false}}};
+        n.funcs[size_t(f_node)] = {f_site, f_site, {{{}, 0, 8, false, false}}};
+        if (f_site.kind == Site::Inline) n.funcs[size_t(f_node)].stages.clear();
+        n.funcs[size_t(in_im)] = {Site::inlined(), Site::inlined(), {}};
+        EXPECT_EQ(n.validate(dag), "");
+        const auto all = compute_schedule_features(dag, n, kAvx2);
+        return std::make_pair(features(all, f_node).library_calls, features(all, g_node).library_calls);
+    };
+    EXPECT_EQ(calls(Site::root()), std::make_pair(64.0 * 33 * 5.5, 0.0));
+    EXPECT_EQ(calls(Site::inlined()), std::make_pair(2 * 64.0 * 32 * 5.5, 0.0));
 }
 
 // The conv layer of fixtures.h. Nodes: relu, conv, then the ImageParams' wrappers and inputs.

@@ -692,6 +692,13 @@ TEST(CostTerms, HandMadeFeatures) {
     EXPECT_DOUBLE_EQ(t[sf::kCacheTrafficTerm], 5000);
     // Spread over the cores the stage keeps busy, as the loads are: 6 tasks, 4 cores.
     EXPECT_DOUBLE_EQ(manual_cost_factors(sf::cost_term_inputs(f, false, 4), 1)[sf::kCacheTrafficTerm], 5000 / 4.0);
+    // Math library calls: compute, so imbalanced like it and spread over the cores the same way.
+    EXPECT_EQ(t[sf::kLibraryCallTerm], 0);
+    f.library_calls = 330;
+    EXPECT_DOUBLE_EQ(sf::cost_terms(sf::cost_term_inputs(f, false, 4))[sf::kLibraryCallTerm], 330 * 2 / 1.5);
+    EXPECT_DOUBLE_EQ(manual_cost_factors(sf::cost_term_inputs(f, false, 4), 1)[sf::kLibraryCallTerm],
+                     330 * 2 / 1.5 / 4);
+    f.library_calls = 0;
     sf::ScheduleFeatures large = f;
     large.bytes_at_realization = 1 << 20; // fresh pages, faulted in once per run; malloc'ed
     EXPECT_DOUBLE_EQ(sf::cost_terms(sf::cost_term_inputs(large, false, 4))[22], 1 << 20);

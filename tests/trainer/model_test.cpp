@@ -67,7 +67,7 @@ TEST(CostModel, ForwardMatchesDoubleReference) {
 // zero moments is (1 - beta1) * gradient; the learning rate is 0 so nothing else moves) against
 // central differences of the double-precision loss.
 void check_gradient(LossKind kind) {
-    gen::Rng rng(kind == LossKind::Throughput ? 21 : 22);
+    gen::Rng rng(21 + int(kind));
     const Weights w = Weights::random(9);
     const PipelineInput p = synthetic_pipeline(rng, 4);
     const TrainingBatch batch = batch_near(w, p, synthetic_states(rng, 12, 4), rng, kind);
@@ -108,6 +108,7 @@ void check_gradient(LossKind kind) {
 
 TEST(CostModel, GradientMatchesFiniteDifferencesThroughputLoss) { check_gradient(LossKind::Throughput); }
 TEST(CostModel, GradientMatchesFiniteDifferencesLogRatioLoss) { check_gradient(LossKind::LogRatio); }
+TEST(CostModel, GradientMatchesFiniteDifferencesPairwiseLoss) { check_gradient(LossKind::Pairwise); }
 
 // Two Adam steps against the update written out in plain C++ (bias correction included), with
 // the gradients taken from probe models at the same weights.
@@ -261,21 +262,22 @@ TEST(Weights, RandomInitIsDeterministicAndInRange) {
 }
 
 // The committed weights were trained before bytes_read_past_cache (27 terms, 39 schedule
-// features): they load widened, the two newer features' filter columns and the two newer terms'
-// rows, biases and scales zero, so that the features cannot move a prediction and the terms'
-// coefficients are zero.
+// features): they load widened, the three newer features' filter columns and the three newer
+// terms' rows, biases and scales zero, so that the features cannot move a prediction and the
+// terms' coefficients are zero.
 TEST(Weights, WeightsFromBeforeTheCacheTermLoadWithItUnused) {
     const Weights w = Weights::load(std::string(SCHEDFORGE_SOURCE_DIR) +
                                     "/configs/weights/amd-epyc-avx512-2core-from-calibrated.weights");
-    ASSERT_EQ(kTerms - 2, featurize::kCacheTrafficTerm);
-    ASSERT_EQ(kTerms - 1, featurize::kMemoryTrafficTerm);
+    ASSERT_EQ(kTerms - 3, featurize::kCacheTrafficTerm);
+    ASSERT_EQ(kTerms - 2, featurize::kMemoryTrafficTerm);
+    ASSERT_EQ(kTerms - 1, featurize::kLibraryCallTerm);
     float unused = 0, used = 0;
     for (int c = 0; c < kHead2Channels; c++) {
-        for (int feature : {kScheduleFeatures - 2, kScheduleFeatures - 1})
+        for (int feature : {kScheduleFeatures - 3, kScheduleFeatures - 2, kScheduleFeatures - 1})
             unused += std::abs(w[Tensor::Head2Filter][size_t(c + kHead2Channels * feature)]);
         used += std::abs(w[Tensor::Head2Filter][size_t(c)]);
     }
-    for (int term : {kTerms - 2, kTerms - 1}) {
+    for (int term : {kTerms - 3, kTerms - 2, kTerms - 1}) {
         for (int e = 0; e < kEmbedding; e++) unused += std::abs(w[Tensor::Filter1][size_t(term + kTerms * e)]);
         unused += std::abs(w[Tensor::Bias1][size_t(term)]) + std::abs(w[Tensor::TermLogScale][size_t(term)]);
     }
@@ -312,8 +314,10 @@ TEST(Weights, RoundTripAndRefusals) {
     refused(flipped, "checksum");
     refused(bytes.substr(0, bytes.size() - 100), "checksum");
     refused("hello", "not a schedforge weights file");
-    refused(edited_weights(bytes, "schedule_features = 3 x 41", "schedule_features = 4 x 41"),
-            "trained on schedule features 4 x 41, this build computes 3 x 41");
+    const int version = featurize::ScheduleFeatures::version();
+    auto key = [](int v) { return std::to_string(v) + " x " + std::to_string(kScheduleFeatures); };
+    refused(edited_weights(bytes, "schedule_features = " + key(version), "schedule_features = " + key(version + 1)),
+            "trained on schedule features " + key(version + 1) + ", this build computes " + key(version));
     refused(edited_weights(bytes, "pipeline_features = 1 x 441", "pipeline_features = 1 x 440"),
             "pipeline features 1 x 440");
     refused(edited_weights(bytes, "head1=8", "head1=16"), "network");

@@ -125,13 +125,16 @@ TEST(TrainCostModelCli, BadInputsAreUserErrors) {
 
     // Weights trained on other features: refused by the trainer and by the search.
     const std::string stale = (dir / "stale.weights").string();
-    std::ofstream(stale, std::ios::binary) << testing::edited_weights(
-        Weights::random(1).serialize(), "schedule_features = 3 x 41", "schedule_features = 4 x 41");
+    const int version = featurize::ScheduleFeatures::version();
+    auto key = [](int v) { return std::to_string(v) + " x " + std::to_string(kScheduleFeatures); };
+    std::ofstream(stale, std::ios::binary)
+        << testing::edited_weights(Weights::random(1).serialize(), "schedule_features = " + key(version),
+                                   "schedule_features = " + key(version + 1));
     expect_user_error(run(train_cli("--data " + data + " --weights-in " + stale + " --weights-out " + out)),
-                      "trained on schedule features 4 x 41, this build computes 3 x 41");
+                      "trained on schedule features " + key(version + 1) + ", this build computes " + key(version));
     expect_user_error(run(schedforge::testing::autoschedule("--pipeline 3 --config " +
                                                             schedforge::testing::kSmallConfig + " --weights " + stale)),
-                      "trained on schedule features 4 x 41");
+                      "trained on schedule features " + key(version + 1));
     EXPECT_FALSE(fs::exists(out));
 }
 
