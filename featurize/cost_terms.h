@@ -1,6 +1,7 @@
 // The 27 hand-designed cost terms of the source paper's Appendix B and three of ours (term 27, the
 // capacity misses of bytes_read_past_cache; term 28, the reads from memory of
-// bytes_read_from_memory; term 29, the math library calls of library_calls), written once for every cost model: per
+// bytes_read_from_memory; term 29, the math library calls of library_calls; term 30, the
+// accumulator traffic of accumulator_bytes_spilled), written once for every cost model: per
 // stage, cost = sum_i c_i * term_i, where the manual model (sampler/) takes the coefficients c_i from a config file and
 // the learned model (trainer/) predicts them per stage with its network. The terms are linear in the coefficients, so
 // each one below is the factor that multiplies its c_i in the paper's formula.
@@ -32,7 +33,7 @@
 
 namespace schedforge::featurize {
 
-inline constexpr int kNumCostTerms = 30;
+inline constexpr int kNumCostTerms = 31;
 
 inline double select_value(bool c, double t, double f) { return c ? t : f; }
 inline double max_value(double a, double b) { return std::max(a, b); }
@@ -70,7 +71,8 @@ inline const std::array<const char *, kNumCostTerms> &cost_term_names() {
                                                                   "working_set",
                                                                   "bytes_read_past_cache",
                                                                   "bytes_read_from_memory",
-                                                                  "library_calls"};
+                                                                  "library_calls",
+                                                                  "accumulator_bytes_spilled"};
     return names;
 }
 
@@ -83,7 +85,7 @@ struct CostTermInputs {
         vector_size, num_vectors, num_scalars, scalar_loads_per_vector, vector_loads_per_vector,
         scalar_loads_per_scalar, unique_bytes_read_per_vector, unique_lines_read_per_vector, unique_bytes_read_per_task,
         unique_lines_read_per_task, bytes_at_task, innermost_bytes_at_task, working_set, bytes_read_past_cache,
-        bytes_read_from_memory, library_calls;
+        bytes_read_from_memory, library_calls, accumulator_bytes_spilled;
     T is_output; // 1 for the pipeline's outputs, else 0
     T num_cores;
 };
@@ -117,6 +119,7 @@ CostTermInputs<T> cost_term_inputs(Feature feature, T is_output, T num_cores) {
             feature(I::bytes_read_past_cache),
             feature(I::bytes_read_from_memory),
             feature(I::library_calls),
+            feature(I::accumulator_bytes_spilled),
             is_output,
             num_cores};
 }
@@ -125,11 +128,11 @@ inline CostTermInputs<double> cost_term_inputs(const ScheduleFeatures &f, bool i
     return cost_term_inputs<double>([&](int i) { return f[i]; }, is_output ? 1.0 : 0.0, double(num_cores));
 }
 
-// Terms 0-14 and 27-29 (compute and loads) count the stage's total work; both models divide them
+// Terms 0-14 and 27-30 (compute and loads) count the stage's total work; both models divide them
 // by the parallel speedup the stage can get: its tasks, up to the cores. Memory bandwidth scales
 // with the cores too on the machines measured (two cores streaming from memory each read at 0.068
 // ns/byte, one alone at 0.061).
-inline constexpr int kCacheTrafficTerm = 27, kMemoryTrafficTerm = 28, kLibraryCallTerm = 29;
+inline constexpr int kCacheTrafficTerm = 27, kMemoryTrafficTerm = 28, kLibraryCallTerm = 29, kAccumulatorTerm = 30;
 inline constexpr bool is_parallel_cost_term(int i) { return i < 15 || i >= kCacheTrafficTerm; }
 // Terms 0-3 (compute) count points; both models multiply them by the stage's operations per point
 // (the learned one unless its weights were trained without: trainer/weights.h).
@@ -232,6 +235,8 @@ std::array<T, kNumCostTerms> cost_terms(const CostTermInputs<T> &x) {
     t[kMemoryTrafficTerm] = x.bytes_read_from_memory;
     // Calls into the C math library, one per lane, in sinf-equivalents (schedule_features.h).
     t[kLibraryCallTerm] = x.library_calls * imbalance;
+    // Accumulators that do not stay in L1 across a reduction loop (same header).
+    t[kAccumulatorTerm] = x.accumulator_bytes_spilled;
     return t;
 }
 

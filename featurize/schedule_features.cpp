@@ -281,6 +281,7 @@ private:
     void featurize(StageRef s, ScheduleFeatures &f);
     void load_features(StageRef s, const std::vector<Load> &stage_loads, ScheduleFeatures &f);
     double bytes_read_past_cache(StageRef s, size_t num_loads, const ScheduleFeatures &f);
+    double accumulator_bytes_spilled(StageRef s, const ScheduleFeatures &f);
 
     const FunctionDAG &dag_;
     const LoopNest &nest_;
@@ -419,6 +420,29 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     f.working_set_at_realization = working_set_at(fs.store, s.node);
     f.working_set_at_root = working_set_within(Site::root());
     f.bytes_read_past_cache = bytes_read_past_cache(s, stage_loads.size(), f);
+    f.accumulator_bytes_spilled = accumulator_bytes_spilled(s, f);
+}
+
+// The header's rule. apply() nests, within each tiling level from the innermost, the reduction
+// loops innermost and then the pure loops: the block a reduction loop sweeps is the tile inside
+// it, as far as the first reduction loop with more than one iteration.
+double Featurizer::accumulator_bytes_spilled(StageRef s, const ScheduleFeatures &f) {
+    const Stage &st = stage(s);
+    if (st.self_calls.empty()) return 0;
+    const StageTiling &t = tiling(s);
+    Region block = b_.tile_bounds(s, t.levels() - 1);
+    for (int k = t.levels() - 1; k >= 0; k--) {
+        const Region outer = k > 0 ? b_.tile_bounds(s, k - 1) : b_.production_bounds(s);
+        for (size_t l = 0; l < st.loops.size(); l++) {
+            if (!st.loops[l].is_rvar || block[l].extent() == outer[l].extent()) continue;
+            const double swept = points(block) * bpp(s.node);
+            return swept > kL1Bytes ? 2 * f.points_computed_total * bpp(s.node) : 0;
+        }
+        for (size_t l = 0; l < st.loops.size(); l++) {
+            if (!st.loops[l].is_rvar) block[l] = outer[l];
+        }
+    }
+    return 0;
 }
 
 // The header's rule: blocks of loops from the innermost outward, each the union of its iterations'

@@ -1,6 +1,6 @@
-// Schedule features: the 39 per-stage features of Adams et al. 2019 (Appendix A) and three of
-// ours (bytes_read_past_cache, bytes_read_from_memory, library_calls), computed symbolically from
-// a LoopNest and the FunctionDAG, without lowering.
+// Schedule features: the 39 per-stage features of Adams et al. 2019 (Appendix A) and four of
+// ours (bytes_read_past_cache, bytes_read_from_memory, library_calls, accumulator_bytes_spilled),
+// computed symbolically from a LoopNest and the FunctionDAG, without lowering.
 //
 // Conventions (the definitions below say per feature):
 //   - counts are over one run of the whole pipeline on its estimated sizes;
@@ -37,6 +37,13 @@
 //     (Stage::library_calls_per_point). Halide 14 computes exp, log, pow and sqrt with vector code
 //     of its own, but calls sinf, tanhf, atan2f, ... once per lane: 1-8 ns a point against
 //     hundredths for an add, which the op counts of the compute terms price alike.
+//   - accumulator_bytes_spilled (not in the paper): an update whose innermost reduction loop
+//     encloses pure loops sweeps their block of its Func once per iteration of that reduction
+//     loop. Where the block is larger than kL1Bytes, every point's update loads its
+//     accumulator and stores it again from beyond L1: twice the bytes of its points over the
+//     whole run; else 0 (a reduction loop inside the vector keeps it in registers, a small block
+//     in L1). A matrix product whose reduction runs outside a 48 KiB tile of its output ran 3.6x
+//     slower than the same product accumulating in a tile of registers.
 // Partial states (§3.2): only scheduled stages get features. Unscheduled producers are read like
 // inputs, optimistically: their allocation is what one innermost tile needs, and every vector
 // load from them is dense.
@@ -98,10 +105,14 @@ class LoopNest;
     X(working_set_at_root, "all allocations of the pipeline (the same for every stage)")                               \
     X(bytes_read_past_cache, "bytes read from beyond a core's cache: capacity misses of the loop order (below)")       \
     X(bytes_read_from_memory, "bytes read from producers evicted from the last-level cache before the read (below)")   \
-    X(library_calls, "per-lane calls into the C math library, weighted by their cost relative to sinf (below)")
+    X(library_calls, "per-lane calls into the C math library, weighted by their cost relative to sinf (below)")        \
+    X(accumulator_bytes_spilled, "an update's accumulator bytes loaded and stored past L1 (below)")
 
 // The cache a core reuses data from between iterations of its loops: the L2 of current x86 servers.
 inline constexpr double kCoreCacheBytes = 1024 * 1024;
+// A core's L1 data cache on current x86 servers (32-48 KiB): a block of accumulators larger than
+// this goes back and forth to L2 (accumulator_bytes_spilled).
+inline constexpr double kL1Bytes = 32 * 1024;
 // A core's share of the last-level cache: data written further back than this is read from
 // memory. Servers have 1.5-4 MiB of L3 per core; this machine kind's knee (a streaming read by
 // one core, measured with the others idle) lies between 12 and 24 MiB of its 32 MiB L3.
@@ -123,7 +134,7 @@ struct ScheduleFeatures {
     SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_DECLARE)
 #undef SCHEDFORGE_DECLARE
 
-    // 2: bytes_read_past_cache; 3: bytes_read_from_memory; 4: library_calls
+    // 2: bytes_read_past_cache; 3: bytes_read_from_memory; 4: library_calls, accumulator_bytes_spilled
     static int version() { return 4; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();

@@ -32,7 +32,8 @@ constexpr std::array<double, featurize::kNumCostTerms> kDefaultCoefficients = {
     0.0009773,                               // working set bytes
     0.0064,                                  // bytes read past the cache
     0.05,                                    // bytes read from memory
-    1.5};                                    // math library calls (sinf-equivalents)
+    1.5,                                     // math library calls (sinf-equivalents)
+    0.02};                                   // accumulator bytes spilled past L1
 
 } // namespace
 

@@ -82,7 +82,7 @@ struct SearchOptions {
     bool memoize_features = true; // children reuse the parent's features where a decision cannot change them
     PruningRules pruning;
     SpaceRules space;
-    std::array<double, featurize::kNumCostTerms> coefficients; // the manual cost model's c_0..c_29
+    std::array<double, featurize::kNumCostTerms> coefficients; // the manual cost model's c_0..c_30
     std::string weights; // the learned cost model's weights file (train-cost-model); empty: the manual model
 
     SearchOptions();

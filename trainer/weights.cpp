@@ -44,9 +44,9 @@ struct LegacyNetwork {
 constexpr LegacyNetwork kLegacyNetworks[] = {
     {1, 39, 27}, // before bytes_read_past_cache
     {2, 40, 28}, // before bytes_read_from_memory
-    {3, 41, 29}, // before library_calls
+    {3, 41, 29}, // before library_calls and accumulator_bytes_spilled
 };
-static_assert(kScheduleFeatures == 42 && kTerms == 30, "add the previous network to kLegacyNetworks");
+static_assert(kScheduleFeatures == 43 && kTerms == 31, "add the previous network to kLegacyNetworks");
 
 TensorShape legacy_shape(TensorShape shape, const LegacyNetwork &legacy) {
     for (int &d : shape.dims) {

@@ -3,7 +3,7 @@
 // Version 1 files lack the last tensor, term_log_scale (network_shape.h); they load with it zero.
 // Files trained on earlier schedule features (version 1: 39 features and 27 terms, before
 // bytes_read_past_cache; version 2: 40 and 28, before bytes_read_from_memory; version 3: 41 and
-// 29, before library_calls) load widened to
+// 29, before library_calls and accumulator_bytes_spilled) load widened to
 // this network with the new features and terms unused: the same predictions.
 // Versions 1 and 2 were trained with compute terms per point; they load with compute_per_op
 // false, which is the network they were trained as. Version 3 records it in the header

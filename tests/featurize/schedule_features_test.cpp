@@ -58,17 +58,18 @@ struct Blur : testing::BlurPipeline {
 };
 
 TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
-    EXPECT_EQ(ScheduleFeatures::num_features(), 42);
+    EXPECT_EQ(ScheduleFeatures::num_features(), 43);
     const std::vector<std::string> &names = ScheduleFeatures::names();
-    ASSERT_EQ(names.size(), 42u);
-    EXPECT_EQ(ScheduleFeatures::descriptions().size(), 42u);
-    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 42u);
+    ASSERT_EQ(names.size(), 43u);
+    EXPECT_EQ(ScheduleFeatures::descriptions().size(), 43u);
+    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 43u);
     EXPECT_EQ(names.front(), "num_realizations");
     EXPECT_EQ(names[21], "vector_size");
     EXPECT_EQ(names[38], "working_set_at_root");
     EXPECT_EQ(names[39], "bytes_read_past_cache");
     EXPECT_EQ(names[40], "bytes_read_from_memory");
-    EXPECT_EQ(names.back(), "library_calls");
+    EXPECT_EQ(names[41], "library_calls");
+    EXPECT_EQ(names.back(), "accumulator_bytes_spilled");
     EXPECT_EQ(ScheduleFeatures::version(), 4);
     ScheduleFeatures f;
     f.vector_size = 8;
@@ -331,6 +332,27 @@ TEST(ScheduleFeatures, GoldenMatmulRegisterBlock) {
     EXPECT_EQ(f.unique_lines_read_per_task, 8 + 32);
     // Every block up to the task fits in the cache: each task reads its operands once.
     EXPECT_EQ(f.bytes_read_past_cache, 32 * (32 * 8 + 16 * 32) * 4);
+    EXPECT_EQ(f.accumulator_bytes_spilled, 0); // k sweeps a 512-byte block: it stays in L1
+}
+
+// A 1024 x 1024 matmul whose k loop runs around blocks of out: a block of 128 x 64 floats (32
+// KiB) stays in L1 from one k to the next; one of 256 x 64 (64 KiB) does not, and every point's
+// update loads and stores its accumulator from beyond L1.
+TEST(ScheduleFeatures, AccumulatorBytesSpilledWhereTheReductionSweepsMoreThanL1) {
+    Matmul m(1024, 1024);
+    const double points = 1024.0 * 1024 * 1024;
+    auto spilled = [&](std::vector<std::vector<int64_t>> tiles) {
+        LoopNest n(m.dag);
+        n.funcs[size_t(m.node)] = {Site::root(), Site::root(), {{{}, 0, 8, false, false}, {tiles, 1, 8, false, false}}};
+        for (size_t i = 0; i < m.dag.nodes.size(); i++) {
+            if (can_inline(m.dag, int(i))) n.funcs[i] = {Site::inlined(), Site::inlined(), {}};
+        }
+        EXPECT_EQ(n.validate(m.dag), "");
+        return features(compute_schedule_features(m.dag, n, kAvx2), m.node, 1).accumulator_bytes_spilled;
+    };
+    ASSERT_EQ(128 * 64 * 4, kL1Bytes);
+    EXPECT_EQ(spilled({{1, 128, 64}}), 0);
+    EXPECT_EQ(spilled({{1, 256, 64}}), 2 * points * 4); // loaded and stored at every (k, x, y)
 }
 
 // A 1024 x 1024 matmul in blocks of 128 x 2 accumulators, k running around each block: the

@@ -699,6 +699,10 @@ TEST(CostTerms, HandMadeFeatures) {
     EXPECT_DOUBLE_EQ(manual_cost_factors(sf::cost_term_inputs(f, false, 4), 1)[sf::kLibraryCallTerm],
                      330 * 2 / 1.5 / 4);
     f.library_calls = 0;
+    f.accumulator_bytes_spilled = 4096; // loads: spread over the cores, no imbalance factor
+    EXPECT_DOUBLE_EQ(sf::cost_terms(sf::cost_term_inputs(f, false, 4))[sf::kAccumulatorTerm], 4096);
+    EXPECT_DOUBLE_EQ(manual_cost_factors(sf::cost_term_inputs(f, false, 4), 1)[sf::kAccumulatorTerm], 4096 / 4.0);
+    f.accumulator_bytes_spilled = 0;
     sf::ScheduleFeatures large = f;
     large.bytes_at_realization = 1 << 20; // fresh pages, faulted in once per run; malloc'ed
     EXPECT_DOUBLE_EQ(sf::cost_terms(sf::cost_term_inputs(large, false, 4))[22], 1 << 20);

@@ -262,22 +262,23 @@ TEST(Weights, RandomInitIsDeterministicAndInRange) {
 }
 
 // The committed weights were trained before bytes_read_past_cache (27 terms, 39 schedule
-// features): they load widened, the three newer features' filter columns and the three newer
+// features): they load widened, the four newer features' filter columns and the four newer
 // terms' rows, biases and scales zero, so that the features cannot move a prediction and the
 // terms' coefficients are zero.
 TEST(Weights, WeightsFromBeforeTheCacheTermLoadWithItUnused) {
     const Weights w = Weights::load(std::string(SCHEDFORGE_SOURCE_DIR) +
                                     "/configs/weights/amd-epyc-avx512-2core-from-calibrated.weights");
-    ASSERT_EQ(kTerms - 3, featurize::kCacheTrafficTerm);
-    ASSERT_EQ(kTerms - 2, featurize::kMemoryTrafficTerm);
-    ASSERT_EQ(kTerms - 1, featurize::kLibraryCallTerm);
+    ASSERT_EQ(kTerms - 4, featurize::kCacheTrafficTerm);
+    ASSERT_EQ(kTerms - 3, featurize::kMemoryTrafficTerm);
+    ASSERT_EQ(kTerms - 2, featurize::kLibraryCallTerm);
+    ASSERT_EQ(kTerms - 1, featurize::kAccumulatorTerm);
     float unused = 0, used = 0;
     for (int c = 0; c < kHead2Channels; c++) {
-        for (int feature : {kScheduleFeatures - 3, kScheduleFeatures - 2, kScheduleFeatures - 1})
+        for (int feature = kScheduleFeatures - 4; feature < kScheduleFeatures; feature++)
             unused += std::abs(w[Tensor::Head2Filter][size_t(c + kHead2Channels * feature)]);
         used += std::abs(w[Tensor::Head2Filter][size_t(c)]);
     }
-    for (int term : {kTerms - 3, kTerms - 2, kTerms - 1}) {
+    for (int term = kTerms - 4; term < kTerms; term++) {
         for (int e = 0; e < kEmbedding; e++) unused += std::abs(w[Tensor::Filter1][size_t(term + kTerms * e)]);
         unused += std::abs(w[Tensor::Bias1][size_t(term)]) + std::abs(w[Tensor::TermLogScale][size_t(term)]);
     }
