@@ -18,22 +18,22 @@ namespace {
 // project's reference machine kind (configs/search/calibrated/amd-epyc-avx512-2core.yaml, fitted
 // to random pipelines, not the apps); configs/search/default.yaml says what each one prices.
 constexpr std::array<double, featurize::kNumCostTerms> kDefaultCoefficients = {
-    0.007983,  0,         0.005,    0.07021, // compute: inlined lanes, (unused), vector lanes, scalars (per op)
-    1.095,     0.00627,                      // lines and bytes read per realization
-    0.06309,   0.3266,    0.32,              // vector loads, scalar loads per scalar, scalar loads per vector
-    5.13e-05,  4.815e-05, 0.04062,  0.05229, // unique bytes and lines per scalar and per vector
-    0.002987,  0.09683,                      // unique bytes and lines per task
-    10.26,     1.003,     0.6219,            // lines written: parallel, output, other
-    0.1129,    0.01934,   0.004659,          // bytes stored: parallel, output, other
-    1.138,                                   // false sharing
-    0.04829,                                 // page faults: per fresh byte of a large intermediate
-    39.41,                                   // mallocs
-    3182,      221.2,                        // parallel launches and tasks
-    0.0009773,                               // working set bytes
-    0.0064,                                  // bytes read past the cache
-    0.05,                                    // bytes read from memory
-    1.5,                                     // math library calls (sinf-equivalents)
-    0.02};                                   // accumulator bytes spilled past L1
+    0.00426543,  0,           0.00261178, 0.0477051, // compute: inlined lanes, (unused), vector lanes, scalars (per op)
+    0.668861,    0.00243044,                         // lines and bytes read per realization
+    0.0196011,   0.0450077,   0.260351,              // vector loads, scalar loads per scalar, scalar loads per vector
+    5.41802e-06, 6.12493e-06, 0.0311669,  0.029044,  // unique bytes and lines per scalar and per vector
+    0.00122311,  0.0883621,                          // unique bytes and lines per task
+    5.99919,     1.04054,     0.459237,              // lines written: parallel, output, other
+    0.0396274,   0.0221364,   0.0109442,             // bytes stored: parallel, output, other
+    1.00712,                                         // false sharing
+    0.0159962,                                       // page faults: per fresh byte of a large intermediate
+    54.9917,                                         // mallocs
+    7487.52,     89.8474,                            // parallel launches and tasks
+    0.000958672,                                     // working set bytes
+    0.00214317,                                      // bytes read past the cache
+    0.0537183,                                       // bytes read from memory
+    2.06439,                                         // math library calls (sinf-equivalents)
+    0.0123731};                                      // accumulator bytes spilled past L1
 
 } // namespace
 
