@@ -9,9 +9,9 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
-#include <unistd.h>
 #include <string>
 #include <thread>
+#include <unistd.h>
 
 namespace schedforge::sampler {
 
@@ -40,9 +40,10 @@ bool stable(std::vector<double> samples, int k, double accuracy) {
 
 std::string contention_note(const TimingResult &r) {
     char detail[128];
-    std::snprintf(detail, sizeof(detail),
-                  ": its threads waited %.0f%% of their time for one in the fastest run, after %d contended samples retaken",
-                  100 * r.cpu_wait, r.retaken);
+    std::snprintf(
+        detail, sizeof(detail),
+        ": its threads waited %.0f%% of their time for one in the fastest run, after %d contended samples retaken",
+        100 * r.cpu_wait, r.retaken);
     return std::string(common::kContendedTimingNote) + detail;
 }
 
@@ -152,8 +153,8 @@ TimingResult time_runs(const TimingProtocol &p, int threads, const std::function
     // With more threads than cores, ours wait for each other: no measure of the others then.
     const bool watch = p.max_cpu_wait > 0 && threads <= int(std::thread::hardware_concurrency()) && cpu_wait() >= 0;
     const auto start = Clock::now();
-    double retake_seconds = 0;    // wall time of dropped samples, outside the max_seconds budget
-    std::vector<double> waits;    // each kept sample's share of thread time waiting for a CPU
+    double retake_seconds = 0; // wall time of dropped samples, outside the max_seconds budget
+    std::vector<double> waits; // each kept sample's share of thread time waiting for a CPU
     while (int(result.samples.size()) < p.max_samples) {
         const auto begin = Clock::now();
         const double wait0 = watch ? cpu_wait() : 0;
@@ -177,8 +178,8 @@ TimingResult time_runs(const TimingProtocol &p, int threads, const std::function
     summarize(&result);
     // The label is the fastest sample: it is contended only if that one is.
     if (!waits.empty()) {
-        const size_t fastest = size_t(std::min_element(result.samples.begin(), result.samples.end()) -
-                                      result.samples.begin());
+        const size_t fastest =
+            size_t(std::min_element(result.samples.begin(), result.samples.end()) - result.samples.begin());
         result.cpu_wait = waits[fastest];
         result.contended = watch && waits[fastest] > p.max_cpu_wait;
     }
