@@ -134,6 +134,7 @@ inline CostTermInputs<double> cost_term_inputs(const ScheduleFeatures &f, bool i
 // ns/byte, one alone at 0.061).
 inline constexpr int kCacheTrafficTerm = 27, kMemoryTrafficTerm = 28, kLibraryCallTerm = 29, kAccumulatorTerm = 30;
 inline constexpr bool is_parallel_cost_term(int i) { return i < 15 || i >= kCacheTrafficTerm; }
+static_assert(kNumCostTerms == kAccumulatorTerm + 1, "a new term: say whether it is parallel above");
 // Terms 0-3 (compute) count points; both models multiply them by the stage's operations per point
 // (the learned one unless its weights were trained without: trainer/weights.h).
 inline constexpr int kNumComputeCostTerms = 4;

@@ -217,7 +217,7 @@ Coefficients calibrate(const tr::TrainingData &data, const Coefficients &start, 
             }
         }
         for (int i = 0; i < kTerms; i++) g[i][i] += lambda, h[i] += lambda;
-        // Projected coordinate descent: the problem is convex, and 30 unknowns converge in a few
+        // Projected coordinate descent: the problem is convex, and 31 unknowns converge in a few
         // thousand sweeps.
         for (int sweep = 0; sweep < 20000; sweep++) {
             double moved = 0;

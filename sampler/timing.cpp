@@ -162,7 +162,10 @@ TimingResult time_runs(const TimingProtocol &p, int threads, const std::function
         run();
         const auto t1 = Clock::now();
         const double took = seconds(t0, t1);
-        const double wait = watch ? std::max(0.0, cpu_wait() - wait0) / (took * std::max(threads, 1)) : 0;
+        const double wait1 = watch ? cpu_wait() : 0;
+        // A probe that could not read every thread (one exited twice over) says nothing of this
+        // sample: keep it, as an unwatched one.
+        const double wait = wait0 >= 0 && wait1 >= 0 ? std::max(0.0, wait1 - wait0) / (took * std::max(threads, 1)) : 0;
         if (wait > p.max_cpu_wait && retake_seconds < p.contended_seconds) {
             result.retaken++;
             retake_seconds += seconds(begin, Clock::now());

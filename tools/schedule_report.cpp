@@ -9,7 +9,7 @@
 // Benchmarks a population of schedules of the subject (harvest/schedule_report.h: the search's
 // result and runners-up, dropout samples, random loop nests) beside reference lines (the app's
 // hand-written schedule, Halide's autoschedulers), then reports the model's pairwise accuracy and
-// top-1 regret on the population and, for the worst mis-ranked pairs, the manual model's 30 terms
+// top-1 regret on the population and, for the worst mis-ranked pairs, the manual model's 31 terms
 // and the stages' costs side by side with the measurements. DIR receives report.md (also printed),
 // population.h5 (the population as a dataset), population.csv, predicted_vs_measured.png
 // (gnuplot) and schedules/ (each member's schedule source).

@@ -4,7 +4,7 @@
 //   schedforge_train_cost_model  one training step: forward, the loss, its gradient with respect
 //                                to every weight (Halide's propagate_adjoints), and an Adam update
 //
-// Both share forward() below; the shape is trainer/network_shape.h and the 30 terms are
+// Both share forward() below; the shape is trainer/network_shape.h and the 31 terms are
 // featurize/cost_terms.h, the same template the manual model evaluates in double precision.
 #include "Halide.h"
 #include "trainer/network_shape.h"

@@ -2,13 +2,13 @@
 // that define it, the weights file, and the C++ code that feeds it. No Halide here.
 //
 //   pipeline features [441] --(sigmoid-positive weights)--> head 1 embedding [8]
-//   log(1 + schedule features) [42] --> linear --> ReLU --> head 2 embedding [24]
-//   stacked [32] --> linear --> ReLU --> x exp(term_log_scale) --> coefficients [30] of the
+//   log(1 + schedule features) [43] --> linear --> ReLU --> head 2 embedding [24]
+//   stacked [32] --> linear --> ReLU --> x exp(term_log_scale) --> coefficients [31] of the
 //                                                                   hand-designed cost terms
 //   stage cost = sum_i coefficient_i * term_i (featurize/cost_terms.h; the compute terms times
 //                the stage's operations per point, as in the manual model); state cost = sum over stages
 //
-// term_log_scale [30] gives each coefficient its own scale, trained like every other weight. A
+// term_log_scale [31] gives each coefficient its own scale, trained like every other weight. A
 // random start sets it to zero (scale 1); a start from the manual model's coefficients sets it to
 // their logarithms with the last layer giving exactly 1, so that training starts from the manual
 // model and learns a correction per stage, and Adam's steps change each coefficient by a

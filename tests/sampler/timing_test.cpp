@@ -171,6 +171,23 @@ TEST(Timing, TheLabelIsContendedOnlyIfTheFastestSampleIs) {
     EXPECT_TRUE(common::timed_under_contention(contention_note(contended)));
 }
 
+// A probe that cannot read every thread (-1) in the middle of a run says nothing of that sample:
+// it is kept, neither retaken nor marked.
+TEST(Timing, AProbeThatFailsMidRunLeavesTheSampleUnjudged) {
+    TimingProtocol p;
+    p.max_samples = 2;
+    // Readings: the check that the probe works, then (before, after) each sample: the first
+    // sample's first read fails, the second waits 0.5 s in 2 ms (retaken), the third none.
+    const std::vector<double> readings = {0, -1, 1.0, 1.0, 1.5, 1.5};
+    size_t next = 0;
+    const TimingResult r = time_runs(
+        p, 1, []() { std::this_thread::sleep_for(std::chrono::milliseconds(2)); },
+        [&]() { return readings[std::min(next++, readings.size() - 1)]; });
+    EXPECT_EQ(r.retaken, 1);
+    EXPECT_FALSE(r.contended);
+    EXPECT_EQ(r.samples.size(), 2u);
+}
+
 TEST(Timing, ContendedSamplesAreDroppedWhileRetakesLast) {
     TimingProtocol p;
     p.max_samples = 2;
