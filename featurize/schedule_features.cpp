@@ -283,6 +283,33 @@ private:
     double bytes_read_past_cache(StageRef s, size_t num_loads, const ScheduleFeatures &f);
     double accumulator_bytes_spilled(StageRef s, const ScheduleFeatures &f);
 
+    // The stage's own loops from one vector outward, as apply() nests them: level by level from
+    // the innermost, within a level the reduction loops, then the pure loops in dimension order.
+    // For each loop of more than one trip, visit(loop, the block of loops inside it, the block
+    // with it) until visit returns false; with `stop_at_level0_pure`, before level 0's pure loops.
+    template<typename Visit>
+    void walk_own_loops(StageRef s, bool stop_at_level0_pure, Visit &&visit) {
+        const Stage &st = stage(s);
+        const StageTiling &t = tiling(s);
+        Region block = b_.tile_bounds(s, t.levels() - 1);
+        for (int k = t.levels() - 1; k >= 0; k--) {
+            const Region outer = k > 0 ? b_.tile_bounds(s, k - 1) : b_.production_bounds(s);
+            for (const bool rvars : {true, false}) {
+                if (k == 0 && !rvars && stop_at_level0_pure) return;
+                for (size_t l = 0; l < st.loops.size(); l++) {
+                    if (st.loops[l].is_rvar != rvars) continue;
+                    if (block[l].extent() == outer[l].extent()) { // one trip
+                        block[l] = outer[l];
+                        continue;
+                    }
+                    const Region inside = block;
+                    block[l] = outer[l];
+                    if (!visit(l, inside, block)) return;
+                }
+            }
+        }
+    }
+
     const FunctionDAG &dag_;
     const LoopNest &nest_;
     const Halide::Target &target_;
@@ -429,27 +456,19 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
 double Featurizer::accumulator_bytes_spilled(StageRef s, const ScheduleFeatures &f) {
     const Stage &st = stage(s);
     if (st.self_calls.empty()) return 0;
-    const StageTiling &t = tiling(s);
-    Region block = b_.tile_bounds(s, t.levels() - 1);
-    for (int k = t.levels() - 1; k >= 0; k--) {
-        const Region outer = k > 0 ? b_.tile_bounds(s, k - 1) : b_.production_bounds(s);
-        for (size_t l = 0; l < st.loops.size(); l++) {
-            if (!st.loops[l].is_rvar || block[l].extent() == outer[l].extent()) continue;
-            const double swept = points(block) * bpp(s.node);
-            return swept > kL1Bytes ? 2 * f.points_computed_total * bpp(s.node) : 0;
-        }
-        for (size_t l = 0; l < st.loops.size(); l++) {
-            if (!st.loops[l].is_rvar) block[l] = outer[l];
-        }
-    }
-    return 0;
+    double spilled = 0;
+    walk_own_loops(s, false, [&](size_t l, const Region &inside, const Region &) {
+        if (!st.loops[l].is_rvar) return true;
+        spilled = points(inside) * bpp(s.node) > kL1Bytes ? 2 * f.points_computed_total * bpp(s.node) : 0;
+        return false;
+    });
+    return spilled;
 }
 
 // The header's rule: blocks of loops from the innermost outward, each the union of its iterations'
 // reads; the first that does not fit in kCoreCacheBytes (or the last, the task) is read afresh
 // per iteration. Reads only grow from a block to the next, so that block is found by bisection.
 double Featurizer::bytes_read_past_cache(StageRef s, size_t num_loads, const ScheduleFeatures &f) {
-    const Stage &st = stage(s);
     const StageTiling &t = tiling(s);
     const FuncSchedule &fs = nest_.funcs[size_t(s.node)];
     struct Block {
@@ -460,24 +479,14 @@ double Featurizer::bytes_read_past_cache(StageRef s, size_t num_loads, const Sch
     auto add = [&](const Region &loop_bounds) {
         blocks.push_back({loop_bounds, f.points_computed_total / std::max(points(loop_bounds), 1.0)});
     };
-    Region block = b_.tile_bounds(s, t.levels() - 1); // one vector
-    add(block);
-    // The stage's own loops, level by level; within a level apply() nests the reduction loops
-    // innermost, then the pure loops in dimension order. A parallel root stage's pure loops of
-    // level 0 are its tasks, which run on other cores: the walk ends inside them.
+    add(b_.tile_bounds(s, t.levels() - 1)); // one vector
+    // A parallel root stage's pure loops of level 0 are its tasks, which run on other cores: the
+    // walk ends inside them.
     const bool tasks_at_level0 = fs.compute.kind == Site::Root && f.inner_parallelism > 1;
-    for (int k = t.levels() - 1; k >= 0; k--) {
-        const Region outer = k > 0 ? b_.tile_bounds(s, k - 1) : b_.production_bounds(s);
-        for (const bool rvars : {true, false}) {
-            if (k == 0 && !rvars && tasks_at_level0) break;
-            for (size_t l = 0; l < st.loops.size(); l++) {
-                if (st.loops[l].is_rvar != rvars) continue;
-                const bool one_trip = block[l].extent() == outer[l].extent();
-                block[l] = outer[l];
-                if (!one_trip) add(block);
-            }
-        }
-    }
+    walk_own_loops(s, tasks_at_level0, [&](size_t, const Region &, const Region &around) {
+        add(around);
+        return true;
+    });
     // The production is one iteration of the compute site; further out, the consumers' loops,
     // up to the task when a parallel loop encloses the site, else to the whole run.
     const Site end = f.outer_parallelism > 1 ? Site::at(root_stage(s), 0) : Site::root();

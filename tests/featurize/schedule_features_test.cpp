@@ -296,6 +296,17 @@ struct Matmul {
         dag = FunctionDAG::build(Pipeline(out));
         node = node_of(dag, "out");
     }
+    // The update's features with out at root, its update tiled by `tiles` (8-wide vectors along
+    // x) and the inputs' wrappers inlined.
+    ScheduleFeatures update_features(const std::vector<std::vector<int64_t>> &tiles) const {
+        LoopNest n(dag);
+        n.funcs[size_t(node)] = {Site::root(), Site::root(), {{{}, 0, 8, false, false}, {tiles, 1, 8, false, false}}};
+        for (size_t i = 0; i < dag.nodes.size(); i++) {
+            if (can_inline(dag, int(i))) n.funcs[i] = {Site::inlined(), Site::inlined(), {}};
+        }
+        EXPECT_EQ(n.validate(dag), "");
+        return features(compute_schedule_features(dag, n, kAvx2), node, 1);
+    }
 };
 
 TEST(ScheduleFeatures, GoldenMatmulRegisterBlock) {
@@ -341,14 +352,8 @@ TEST(ScheduleFeatures, GoldenMatmulRegisterBlock) {
 TEST(ScheduleFeatures, AccumulatorBytesSpilledWhereTheReductionSweepsMoreThanL1) {
     Matmul m(1024, 1024);
     const double points = 1024.0 * 1024 * 1024;
-    auto spilled = [&](std::vector<std::vector<int64_t>> tiles) {
-        LoopNest n(m.dag);
-        n.funcs[size_t(m.node)] = {Site::root(), Site::root(), {{{}, 0, 8, false, false}, {tiles, 1, 8, false, false}}};
-        for (size_t i = 0; i < m.dag.nodes.size(); i++) {
-            if (can_inline(m.dag, int(i))) n.funcs[i] = {Site::inlined(), Site::inlined(), {}};
-        }
-        EXPECT_EQ(n.validate(m.dag), "");
-        return features(compute_schedule_features(m.dag, n, kAvx2), m.node, 1).accumulator_bytes_spilled;
+    auto spilled = [&](const std::vector<std::vector<int64_t>> &tiles) {
+        return m.update_features(tiles).accumulator_bytes_spilled;
     };
     ASSERT_EQ(128 * 64 * 4, kL1Bytes);
     EXPECT_EQ(spilled({{1, 128, 64}}), 0);
@@ -362,14 +367,8 @@ TEST(ScheduleFeatures, AccumulatorBytesSpilledWhereTheReductionSweepsMoreThanL1)
 TEST(ScheduleFeatures, BytesReadPastCacheSeesTheLoopOrder) {
     Matmul m(1024, 1024);
     const double points = 1024.0 * 1024 * 1024;
-    auto past_cache = [&](std::vector<std::vector<int64_t>> tiles) {
-        LoopNest n(m.dag);
-        n.funcs[size_t(m.node)] = {Site::root(), Site::root(), {{{}, 0, 8, false, false}, {tiles, 1, 8, false, false}}};
-        for (size_t i = 0; i < m.dag.nodes.size(); i++) {
-            if (can_inline(m.dag, int(i))) n.funcs[i] = {Site::inlined(), Site::inlined(), {}};
-        }
-        EXPECT_EQ(n.validate(m.dag), "");
-        return features(compute_schedule_features(m.dag, n, kAvx2), m.node, 1).bytes_read_past_cache;
+    auto past_cache = [&](const std::vector<std::vector<int64_t>> &tiles) {
+        return m.update_features(tiles).bytes_read_past_cache;
     };
     // Rows: loops k, x blocks, y blocks (innermost first) at level 0. Around k, a block reads
     // 1024 x 128 of B and 2 x 1024 of A (520 KiB: fits); around the x blocks, all of B and

@@ -167,7 +167,7 @@ TEST(Timing, TheLabelIsContendedOnlyIfTheFastestSampleIs) {
     ScriptedSamples fast_contended{{3, 30, 30}, {0.8, 0, 0}};
     const TimingResult contended = fast_contended.time(p);
     EXPECT_TRUE(contended.contended);
-    EXPECT_GT(contended.cpu_wait, 0.5);
+    EXPECT_GT(contended.cpu_wait, p.max_cpu_wait); // 0.8 scripted; a sleep that overruns under load shares less
     EXPECT_TRUE(common::timed_under_contention(contention_note(contended)));
 }
 
