@@ -1,5 +1,7 @@
 #include "featurize/apply.h"
 
+#include "featurize/codegen_guard.h"
+
 #include <Halide.h>
 
 #include <cctype>
@@ -36,7 +38,7 @@ StageLoops tile_stage(const FunctionDAG &dag, const LoopNest &nest, LoopNestBoun
     // loop of an update gets a name of its own.
     const std::string suffix = s.stage == 0 ? "" : "_s" + std::to_string(s.stage);
     const bool guard = guards_tails(dag, nest, s);
-    const bool unroll = unrolls(dag, nest, s);
+    const bool unroll = bounds.unrolls(s);
     StageLoops loops;
     loops.levels.resize(size_t(t.levels()));
     std::vector<std::vector<VarName>> pure(size_t(t.levels())); // rvars go first in each level
@@ -215,6 +217,10 @@ bool apply_func_directive(const FunctionDAG &dag, const Directive &d) {
 } // namespace
 
 void apply(const FunctionDAG &dag, const LoopNest &nest) {
+    if (dag.pipeline.defined()) {
+        Halide::Pipeline pipeline = dag.pipeline; // a handle: the guard lands on the DAG's pipeline
+        guard_codegen(pipeline);
+    }
     for (const Directive &d : schedule_directives(dag, nest)) {
         if (apply_func_directive(dag, d)) continue;
         Halide::Stage s = halide_stage(dag, d.stage);

@@ -13,7 +13,9 @@
 // storage padded to 64 bytes (Node::storage_padding): Halide 14 loads a strided vector as a wider dense one, which it
 // may mark aligned when it is not (a row of odd extent read at a constant row offset, under an unrolled loop), and an
 // aligned 64-byte load at such an address faults on AVX-512 (reproducer: tests/featurize/apply_test.cpp,
-// StridedReads.OddRowsArePaddedToAlignedStorage).
+// StridedReads.OddRowsArePaddedToAlignedStorage). The padding does not cover a strided read at a constant column
+// offset that is not a multiple of 16; the codegen guard does, at its root (featurize/codegen_guard.h): apply() adds
+// it to the DAG's pipeline.
 #pragma once
 
 #include "featurize/loop_nest.h"

@@ -895,6 +895,7 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
     const FuncValueBounds value_bounds = compute_function_value_bounds(order, env);
 
     FunctionDAG dag;
+    dag.pipeline = pipeline;
     std::set<std::string> output_names;
     for (const Function &f : outputs) output_names.insert(f.name());
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -988,14 +989,15 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 // 0.0f * f(x - 3) (also inside casts): their loads count in Halide's bounds, so here too.
                 const Expr strict = Halide::strict_float(e);
                 std::map<std::string, Box> found = boxes_required(with_estimates(strict), scope, value_bounds);
-                // A call the simplifier folds away (f(x, clamp(g(x), 0, 0)) is f(x, 0)) is still a
-                // use to Halide, which checks compute_at on the unsimplified definition: it gets the
-                // box of the unsimplified expression (found keeps the simplified boxes it has).
-                // Halide then skips producing such a Func; the edge is still an ordinary read here,
-                // so the model charges its producer work that never runs (6 of 1000 generated
-                // pipelines have such a call; a never-used edge would be exact).
+                // Halide's bounds inference reads the unsimplified definition: a call the simplifier
+                // folds away is still a use to it (f(x, clamp(g(x), 0, 0)) is f(x, 0); Halide then
+                // skips producing g, but the edge is an ordinary read here, so the model charges
+                // work that never runs: 6 of 1000 generated pipelines), and so is a tap multiplied by
+                // an integer 0 (0 * f(x - 2) widens f's region by one column: a region one column
+                // short made an unrolled tile that Halide 14 miscompiled look even). Both boxes count.
                 for (auto &[name, box] : boxes_required(SubstituteEstimates().mutate(strict), scope, value_bounds)) {
-                    found.emplace(name, box);
+                    auto [it, fresh] = found.emplace(name, box);
+                    if (!fresh) it->second = box_union(it->second, box);
                 }
                 for (const auto &[name, box] : found) {
                     auto [it, fresh] = boxes.emplace(name, box);

@@ -208,6 +208,7 @@ public:
 
     std::vector<Node> nodes; // consumers before producers: outputs first, inputs last
     std::vector<Edge> edges;
+    Halide::Pipeline pipeline; // the one it was built from (apply() guards its code generation)
 
     int node_index(const std::string &name) const; // -1 if absent
     std::string describe() const;                  // a readable dump, for debugging and golden tests

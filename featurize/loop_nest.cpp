@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace schedforge::featurize {
@@ -118,10 +119,6 @@ bool reads_input(const FunctionDAG &dag, const LoopNest &nest, StageRef s) {
 
 bool guards_tails(const FunctionDAG &dag, const LoopNest &nest, StageRef s) {
     return s.stage > 0 || reads_input(dag, nest, s);
-}
-
-bool unrolls(const FunctionDAG &dag, const LoopNest &nest, StageRef s) {
-    return nest.funcs[size_t(s.node)].stages[size_t(s.stage)].unroll && (s.stage > 0 || !guards_tails(dag, nest, s));
 }
 
 std::vector<int> level0_pure_loops(const FunctionDAG &dag, const LoopNest &nest, LoopNestBounds &bounds, StageRef s) {
@@ -528,8 +525,42 @@ bool LoopNestBounds::splits(StageRef s, int k, int l) {
     const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
     if (memo.empty()) memo.assign(t.tiles.size() * loops, -1);
     signed char &m = memo[size_t(k) * loops + size_t(l)];
-    if (m < 0) m = trips_if_split(s, k, l) > 1 || (k == t.levels() - 2 && unrolls(dag_, nest_, s));
+    if (m < 0) m = trips_if_split(s, k, l) > 1 || (k == t.levels() - 2 && unrolls(s));
     return m;
+}
+
+bool LoopNestBounds::unrolls(StageRef s) {
+    if (root_ != this) return root_->unrolls(s);
+    const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
+    if (!t.unroll || (s.stage == 0 && guards_tails(dag_, nest_, s))) return false;
+    // A nest from the search unrolls only dividing tiles already; one from elsewhere (a file, a
+    // random sampler) may not, and the regions it was decided on may differ from Halide's.
+    std::vector<int64_t> extents;
+    for (const Span &b : production_bounds(s)) extents.push_back(b.extent());
+    if (!point_tile_divides(stage_of(dag_, s), t.tiles, extents)) return false;
+    if (!guards_tails(dag_, nest_, s) || t.vector_loop < 0) return true;
+    // Guarded tails: an unrolled vector wholly past the guard, in a tile Halide's loop
+    // partitioning makes constant, is a store predicated on a constant false, and Halide 14 then
+    // drops the whole pipeline's body (dataset train-3001: pipeline seed 15626688281249951677,
+    // sample 13, ran nothing). So every point tile along the vector loop must reach into its
+    // last vector: whole, or a tail longer than all but one vector.
+    const size_t l = size_t(t.vector_loop);
+    std::set<int64_t> sizes = {extents[l]}; // point tile sizes along l, level by level
+    int64_t whole = extents[l];
+    for (const std::vector<int64_t> &level : t.tiles) {
+        const int64_t tile = level[l];
+        std::set<int64_t> next;
+        for (int64_t n : sizes) {
+            next.insert(std::min(n, tile));
+            if (n > tile && n % tile != 0) next.insert(n % tile);
+            // A guarded split of a tail keeps a whole tile's trip count: its last tiles are empty.
+            if (n > 0 && ceil_div(n, tile) < ceil_div(whole, tile)) next.insert(0);
+        }
+        sizes = std::move(next);
+        whole = std::min(whole, tile);
+    }
+    const int64_t point = t.tiles.back()[l];
+    return std::all_of(sizes.begin(), sizes.end(), [&](int64_t n) { return n == point || n > point - t.vector_width; });
 }
 
 int64_t LoopNestBounds::extent_above(StageRef s, int level, int loop) {

@@ -115,13 +115,11 @@ bool is_input_wrapper(const FunctionDAG &dag, int node);
 // regions that can be smaller than a tile (clamped edges). In a partial state, unscheduled
 // producers count as not inlined.
 bool guards_tails(const FunctionDAG &dag, const LoopNest &nest, StageRef s);
-// Whether a stage's point loops are unrolled: as asked, except in pure stages with guarded tails
-// (Halide 14 miscompiles unrolled guarded loops over regions smaller than a tile).
-bool unrolls(const FunctionDAG &dag, const LoopNest &nest, StageRef s);
 // Whether the point tile (tiles.back()) divides the tiles around it (the level before, or the
-// production's `extents`) evenly along every pure loop. Only such tiles may be unrolled: Halide
-// 14 miscompiles unrolled tiles whose tile loop has a shifted tail when a producer is computed
-// inside the stage (it writes past an allocation).
+// production's `extents`) evenly along every pure loop. Only such tiles are unrolled
+// (LoopNestBounds::unrolls): Halide 14 miscompiles unrolled tiles whose tile loop has a shifted
+// tail when a producer is computed inside the stage (it writes past an allocation), and unrolled
+// guarded tiles whose last tile leaves whole unrolled iterations outside the guard.
 bool point_tile_divides(const Stage &st, const std::vector<std::vector<int64_t>> &tiles,
                         const std::vector<int64_t> &extents);
 class LoopNestBounds;
@@ -173,6 +171,10 @@ public:
     // The stage's loop bounds per production (at its Func's compute site); cached, as trip
     // counts and tiles all start from them.
     const std::vector<Span> &production_bounds(StageRef s);
+    // Whether the stage's point loops are unrolled: as the nest asks, where the point tile divides
+    // the loops around it (point_tile_divides, in the root bounds), and not in pure stages with
+    // guarded tails (Halide 14 miscompiles unrolled guarded loops over regions smaller than a tile).
+    bool unrolls(StageRef s);
     // The stage's loop bounds per iteration of tiling level `level`: its middle tile at every
     // level down to it (an interior tile, never a partial tail).
     std::vector<Span> tile_bounds(StageRef s, int level);

@@ -359,7 +359,7 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     for (size_t l = 0; l < st.loops.size(); l++) {
         if (!st.loops[l].is_rvar) f.innermost_pure_loop_extent *= double(inner[l].extent());
     }
-    f.unrolled_loop_extent = unrolls(dag_, nest_, s) ? f.innermost_pure_loop_extent : 1;
+    f.unrolled_loop_extent = b_.unrolls(s) ? f.innermost_pure_loop_extent : 1;
 
     // Parallelism and the task.
     const StageRef top = root_stage(s);
@@ -531,7 +531,7 @@ void Featurizer::load_features(StageRef s, const std::vector<Load> &stage_loads,
     const int last = t.levels() - 1;
     double block = 1; // vectors per unrolled block
     std::vector<int> unrolled;
-    if (unrolls(dag_, nest_, s)) {
+    if (b_.unrolls(s)) {
         for (size_t l = 0; l < st.loops.size(); l++) {
             if (st.loops[l].is_rvar || b_.trips(s, last, int(l)) == 1) continue;
             unrolled.push_back(int(l));

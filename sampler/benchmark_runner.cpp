@@ -1,4 +1,5 @@
 #include "sampler/benchmark_runner.h"
+#include "featurize/codegen_guard.h"
 #include "featurize/host_target.h"
 
 #include "common/errors.h"
@@ -146,6 +147,7 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
         send(result_fd, 'P', prepared.payload);
         if (prepared.before_compile) prepared.before_compile();
         const Halide::Target target = featurize::runnable_here(Halide::Target(options.target));
+        featurize::guard_codegen(prepared.pipeline); // every scheduler's pipelines, not only ours
         prepared.pipeline.compile_jit(target);
         compiled = true;
         ByteWriter c;

@@ -162,6 +162,24 @@ TEST(FunctionDAG, ZeroWeightedFloatTapsStillRead) {
     EXPECT_EQ(node(dag, "f").region_at_root, (std::vector<Span>{{-3, 50}}));
 }
 
+TEST(FunctionDAG, ZeroWeightedIntegerTapsStillRead) {
+    // An integer 0 * f(x - 2) folds away under any simplify, yet Halide's bounds inference reads
+    // the unsimplified definition and computes f over x - 2 too. A region one column short made an
+    // unrolled tile of a stencil's producer look even to the search, and Halide 14 miscompiled it
+    // (dataset train-3001, pipeline seed 15626688281249951677).
+    ImageParam in(UInt(32), 1, "in");
+    Var x("x");
+    Func f("f"), g("g");
+    const Expr zero = cast<uint32_t>(0), four = cast<uint32_t>(4);
+    f(x) = in(x) + 3;
+    g(x) = zero * f(x - 2) + four * f(x - 1) + f(x + 2);
+    in.set_estimates({{-2, 60}});
+    g.set_estimates({{0, 50}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(g));
+    EXPECT_EQ(edge_between(dag, "f", "g").required({{0, 9}}), (std::vector<Span>{{-2, 11}}));
+    EXPECT_EQ(node(dag, "f").region_at_root, (std::vector<Span>{{-2, 51}}));
+}
+
 TEST(FunctionDAG, ReadsTheSimplifierFoldsAwayStillHaveEdges) {
     // A gather over one channel: h reads f at channel clamp(g(x), 0, 0), which simplifies to f's
     // channel 0 with no call to g left. Halide still sees h use g (compute_at legality is checked

@@ -67,6 +67,33 @@ TEST_P(AutoscheduleCorpusCrashes, NowRunAndMatchComputeRoot) {
 INSTANTIATE_TEST_SUITE_P(Samples, AutoscheduleCorpusCrashes, ::testing::ValuesIn(kCorpusCrashes),
                          [](const auto &info) { return std::string(info.param.name); });
 
+// Schedules of dataset runs that failed in 2026-11 (corpus train-3001), kept as LoopNest text so
+// that later changes to the search cannot make these tests pass by no longer choosing them: one
+// segfaulted (Halide 14 declared a dense load behind a strided one at a constant address aligned
+// when it was not: featurize/codegen_guard.h), one computed nothing (an unrolled guarded vector
+// wholly past its guard: LoopNestBounds::unrolls now declines to unroll it).
+struct CorpusNest {
+    const char *name, *pipeline, *file;
+};
+const CorpusNest kCorpusNests[] = {
+    {"ConstantStridedLoad", "760328982247304095", "train-3001-760328982247304095-7.nest"},
+    {"VectorPastItsGuard", "15626688281249951677", "train-3001-15626688281249951677-13.nest"},
+};
+
+class AutoscheduleCorpusNests : public ::testing::TestWithParam<CorpusNest> {};
+
+TEST_P(AutoscheduleCorpusNests, RunAndMatchComputeRoot) {
+    const std::string dir = std::string(SCHEDFORGE_SOURCE_DIR) + "/tests/sampler/nests/";
+    const Result r =
+        run(autoschedule(std::string("--pipeline ") + GetParam().pipeline + " --config " + SCHEDFORGE_SOURCE_DIR +
+                         "/configs/generator/default.yaml --nest " + dir + GetParam().file + " --check"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("check: the output matches compute_root's"), std::string::npos) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, AutoscheduleCorpusNests, ::testing::ValuesIn(kCorpusNests),
+                         [](const auto &info) { return std::string(info.param.name); });
+
 struct BadArgs {
     const char *name, *args, *message;
 };
