@@ -18,7 +18,10 @@ class Pipeline;
 namespace schedforge::featurize {
 
 // Adds the guard to the pipeline's lowering passes unless it is there already. Call it before
-// compiling a scheduled pipeline; apply() does for the pipelines it schedules.
+// compiling a scheduled pipeline; apply() does for the Pipeline its FunctionDAG was built from,
+// and the benchmark runner for every pipeline it compiles. A schedule's source text
+// (schedule_source) applied without this library lacks it. The plugin and the program that loads
+// it each have their own copy of the pass's type, so a pipeline may get it twice: harmless.
 void guard_codegen(Halide::Pipeline &pipeline);
 
 } // namespace schedforge::featurize

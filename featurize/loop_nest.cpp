@@ -531,22 +531,39 @@ bool LoopNestBounds::splits(StageRef s, int k, int l) {
 
 bool LoopNestBounds::unrolls(StageRef s) {
     if (root_ != this) return root_->unrolls(s);
+    if (unrolls_.empty()) unrolls_.resize(dag_.nodes.size());
+    auto &stages = unrolls_[size_t(s.node)];
+    if (stages.empty()) stages.assign(dag_.nodes[size_t(s.node)].stages.size(), -1);
+    signed char &m = stages[size_t(s.stage)];
+    if (m < 0) m = decide_unroll(s);
+    return m;
+}
+
+bool LoopNestBounds::decide_unroll(StageRef s) {
     const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
-    if (!t.unroll || (s.stage == 0 && guards_tails(dag_, nest_, s))) return false;
-    // A nest from the search unrolls only dividing tiles already; one from elsewhere (a file, a
-    // random sampler) may not, and the regions it was decided on may differ from Halide's.
-    std::vector<int64_t> extents;
-    for (const Span &b : production_bounds(s)) extents.push_back(b.extent());
-    if (!point_tile_divides(stage_of(dag_, s), t.tiles, extents)) return false;
-    if (!guards_tails(dag_, nest_, s) || t.vector_loop < 0) return true;
+    const bool guarded = guards_tails(dag_, nest_, s);
+    if (!t.unroll || t.tiles.empty() || (s.stage == 0 && guarded)) return false;
+    // The search unrolls only dividing tiles already, but a nest from elsewhere (a file, a random
+    // sampler) may not, and the regions a decision was made on may differ from Halide's. Each
+    // point tile must divide what runs around it: the production, narrowed by every level above.
+    const Stage &st = stage_of(dag_, s);
+    const std::vector<Span> &b = production_bounds(s);
+    const std::vector<int64_t> &point = t.tiles.back();
+    for (size_t l = 0; l < st.loops.size(); l++) {
+        if (st.loops[l].is_rvar) continue;
+        int64_t around = b[l].extent();
+        for (size_t k = 0; k + 1 < t.tiles.size(); k++) around = std::min(around, t.tiles[k][l]);
+        if (around % point[l] != 0) return false;
+    }
+    if (!guarded || t.vector_loop < 0) return true;
     // Guarded tails: an unrolled vector wholly past the guard, in a tile Halide's loop
     // partitioning makes constant, is a store predicated on a constant false, and Halide 14 then
     // drops the whole pipeline's body (dataset train-3001: pipeline seed 15626688281249951677,
-    // sample 13, ran nothing). So every point tile along the vector loop must reach into its
-    // last vector: whole, or a tail longer than all but one vector.
+    // sample 13, ran nothing). So every point tile along the vector loop, tails of the levels
+    // above included, must reach into its last vector.
     const size_t l = size_t(t.vector_loop);
-    std::set<int64_t> sizes = {extents[l]}; // point tile sizes along l, level by level
-    int64_t whole = extents[l];
+    std::set<int64_t> sizes = {b[l].extent()}; // point tile sizes along l, level by level
+    int64_t whole = b[l].extent();
     for (const std::vector<int64_t> &level : t.tiles) {
         const int64_t tile = level[l];
         std::set<int64_t> next;
@@ -559,8 +576,8 @@ bool LoopNestBounds::unrolls(StageRef s) {
         sizes = std::move(next);
         whole = std::min(whole, tile);
     }
-    const int64_t point = t.tiles.back()[l];
-    return std::all_of(sizes.begin(), sizes.end(), [&](int64_t n) { return n == point || n > point - t.vector_width; });
+    const int64_t last_vector = (ceil_div(point[l], int64_t(t.vector_width)) - 1) * t.vector_width;
+    return std::all_of(sizes.begin(), sizes.end(), [&](int64_t n) { return n == point[l] || n > last_vector; });
 }
 
 int64_t LoopNestBounds::extent_above(StageRef s, int level, int loop) {

@@ -116,10 +116,10 @@ bool is_input_wrapper(const FunctionDAG &dag, int node);
 // producers count as not inlined.
 bool guards_tails(const FunctionDAG &dag, const LoopNest &nest, StageRef s);
 // Whether the point tile (tiles.back()) divides the tiles around it (the level before, or the
-// production's `extents`) evenly along every pure loop. Only such tiles are unrolled
-// (LoopNestBounds::unrolls): Halide 14 miscompiles unrolled tiles whose tile loop has a shifted
-// tail when a producer is computed inside the stage (it writes past an allocation), and unrolled
-// guarded tiles whose last tile leaves whole unrolled iterations outside the guard.
+// production's `extents`) evenly along every pure loop: the search unrolls only such tiles
+// (LoopNestBounds::unrolls checks again, on the final regions). Halide 14 miscompiles unrolled
+// tiles whose tile loop has a shifted tail when a producer is computed inside the stage (it
+// writes past an allocation).
 bool point_tile_divides(const Stage &st, const std::vector<std::vector<int64_t>> &tiles,
                         const std::vector<int64_t> &extents);
 class LoopNestBounds;
@@ -171,9 +171,12 @@ public:
     // The stage's loop bounds per production (at its Func's compute site); cached, as trip
     // counts and tiles all start from them.
     const std::vector<Span> &production_bounds(StageRef s);
-    // Whether the stage's point loops are unrolled: as the nest asks, where the point tile divides
-    // the loops around it (point_tile_divides, in the root bounds), and not in pure stages with
-    // guarded tails (Halide 14 miscompiles unrolled guarded loops over regions smaller than a tile).
+    // Whether the stage's point loops are unrolled (apply(), the features): as the nest asks, but
+    // only where the point tile divides what runs around it (the production's extent narrowed by
+    // the levels above, in the root bounds), never in pure stages with guarded tails (Halide 14
+    // miscompiles unrolled guarded loops over regions smaller than a tile), and in guarded
+    // updates only where every point tile along the vector loop reaches into its last vector
+    // (an unrolled vector wholly past its guard made Halide 14 drop a pipeline's body).
     bool unrolls(StageRef s);
     // The stage's loop bounds per iteration of tiling level `level`: its middle tile at every
     // level down to it (an interior tile, never a partial tail).
@@ -276,6 +279,8 @@ private:
     std::vector<std::unique_ptr<Cached>> regions_;
     std::vector<std::unique_ptr<Production>> production_;
     std::vector<std::vector<std::vector<signed char>>> splits_; // [node][stage][level * loops + loop]: -1 unknown
+    std::vector<std::vector<signed char>> unrolls_;             // [node][stage]: -1 unknown
+    bool decide_unroll(StageRef s);
 };
 
 } // namespace schedforge::featurize

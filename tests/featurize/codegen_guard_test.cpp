@@ -14,7 +14,8 @@ namespace {
 using namespace Halide::Internal;
 
 // Counts the loads that Halide 14 mishandles: a strided vector at a constant index whose alignment
-// is recorded as exact. Added after the guard, it sees what codegen sees.
+// is recorded as exact. Added after the guard, it sees the loads the guard leaves (no later
+// lowering pass computes alignments again).
 class CountExactStridedLoads : public IRMutator {
     using IRMutator::visit;
     Halide::Expr visit(const Load *op) override {
@@ -72,7 +73,8 @@ TEST(CodegenGuard, ForgetsTheAlignmentOfConstantStridedLoads) {
 }
 
 TEST(CodegenGuard, TheGuardedScheduleRunsAndIsRight) {
-    // Without the guard this faults on AVX-512 hosts (an aligned load at an address 4 mod 64).
+    // Without the guard this faults on AVX-512 hosts (an aligned load at an address 4 mod 64);
+    // elsewhere it checks only that the guarded code computes the right values.
     ThirdColumns guarded;
     guard_codegen(guarded.pipeline);
     const Halide::Buffer<uint32_t> out =

@@ -309,6 +309,34 @@ struct Matmul {
     }
 };
 
+// Which unroll requests apply() and the features honour (LoopNestBounds::unrolls), on the
+// matmul's update (guarded tails; 8-wide vectors along x): point tiles must divide what runs
+// around them, and every point tile along the vector loop must reach into its last vector.
+TEST(LoopNest, UnrollsOnlyTilesHalideCompilesRight) {
+    auto unrolls = [](int n, const std::vector<std::vector<int64_t>> &tiles, int width) {
+        Matmul m(32, n);
+        LoopNest nest(m.dag);
+        nest.funcs[size_t(m.node)] = {
+            Site::root(), Site::root(), {{{}, 0, width, false, false}, {tiles, 1, width, true, true}}};
+        for (size_t i = 0; i < m.dag.nodes.size(); i++) {
+            if (can_inline(m.dag, int(i))) nest.funcs[i] = {Site::inlined(), Site::inlined(), {}};
+        }
+        EXPECT_EQ(nest.validate(m.dag), "");
+        return LoopNestBounds(m.dag, nest).unrolls({m.node, 1});
+    };
+    EXPECT_TRUE(unrolls(64, {{1, 16, 8}}, 8));
+    EXPECT_FALSE(unrolls(60, {{1, 16, 8}}, 8)); // 16 does not divide 60
+    // 60 in tiles of 32 (the tail 28) in points of 16: the tail's last point tile holds 12 of
+    // 16, reaching into its second vector.
+    EXPECT_TRUE(unrolls(60, {{1, 32, 8}, {1, 16, 8}}, 8));
+    // 66: the tail tile of 2 leaves its second point tile empty and its first 2 wide.
+    EXPECT_FALSE(unrolls(66, {{1, 32, 8}, {1, 16, 8}}, 8));
+    // Points of 10 in 8-wide vectors start their last vector at 8: a tail of 6 stays short of
+    // it (36 = 20 + 16: point tiles of 10 and 6), one of 9 reaches it (39 = 20 + 19).
+    EXPECT_FALSE(unrolls(36, {{1, 20, 4}, {1, 10, 4}}, 8));
+    EXPECT_TRUE(unrolls(39, {{1, 20, 4}, {1, 10, 4}}, 8));
+}
+
 TEST(ScheduleFeatures, GoldenMatmulRegisterBlock) {
     Matmul m;
     const Stage &update = m.dag.nodes[size_t(m.node)].stages[1];
