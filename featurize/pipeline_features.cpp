@@ -123,6 +123,9 @@ private:
             return OpType::Bitwise;
         }
         if (op.is_intrinsic({Call::shift_left, Call::shift_right})) return OpType::Shift;
+        // A same-size reinterpret is a cast that keeps the bits (the generator's wrapping int32
+        // arithmetic writes its result so): counted as one, by its result type.
+        if (op.is_intrinsic(Call::reinterpret)) return OpType::Cast;
         return OpType::Intrinsic;
     }
 

@@ -52,6 +52,10 @@ Expr constant(Type t, int64_t v) {
 // reports "signed integer overflow" folding int32(uint32 constant + uint32 constant) when the
 // sum wraps (-8 + -11 is 4294967288 + 4294967285), so such a pipeline compiled under no schedule
 // (generator seed 18156234139965656997). Where nothing wraps, the expression is left as it was.
+// The int32 result is the uint32 result's bits (reinterpret): a cast reads the same to the code
+// generator, but when bounds make the uint32 value a constant above 2^31 (abs(min(i, -2)) - 12
+// for i >= 0: pipeline seed 11420844545618819108), Halide 14's simplifier reports the cast of it
+// as signed overflow. Pipeline features count the reinterpret as the cast it stands for.
 Expr arith(char op, const Expr &a, const Expr &b) {
     const Type t = a.type();
     const int64_t *ca = Internal::as_const_int(a), *cb = Internal::as_const_int(b);
@@ -64,7 +68,7 @@ Expr arith(char op, const Expr &a, const Expr &b) {
     const bool wrap = t.is_int() && t.bits() >= 32;
     Expr x = wrap ? cast(UInt(32), a) : a, y = wrap ? cast(UInt(32), b) : b;
     Expr r = op == '+' ? x + y : op == '-' ? x - y : x * y;
-    if (wrap) r = cast(t, r);
+    if (wrap) r = t.bits() == 32 ? reinterpret(t, r) : cast(t, r);
     if (t.is_float() && op == '*') r = clamp(r, -kFloatLimit * kFloatLimit, kFloatLimit * kFloatLimit);
     return r;
 }

@@ -119,6 +119,27 @@ TEST(ExprSemantics, WrappingConstantOperandsCompileAndMatchTheInterpreter) {
     EXPECT_GT(check_pointwise_stages(spec), 0);
 }
 
+// A LUT int32(uint32(abs(min(i, -2))) + uint32(-12)): once Halide's simplifier knows i >= 0 the
+// uint32 sum is a constant above 2^31, and Halide 14 reported casting it to int32 as signed
+// overflow, so the pipeline compiled under no schedule (a dataset lost all its samples). The
+// builder now reinterprets the bits instead of casting them.
+TEST(ExprSemantics, WrappingResultsThatFoldAboveIntMaxCompileAndMatchTheInterpreter) {
+    const GeneratorConfig cfg =
+        load_generator_config(std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/default.yaml");
+    const PipelineSpec spec = synthesize_pipeline(cfg, 11420844545618819108ULL);
+    const Node &lut = spec.nodes[4];
+    ASSERT_EQ(lut.kind, StageKind::Lut) << spec.to_text();
+    ASSERT_NE(spec.to_text().find("(const:i32 -12)"), std::string::npos) << spec.to_text();
+    BuiltPipeline built = build_pipeline(spec);
+    built.schedule_compute_root();
+    EXPECT_NO_THROW(built.run(schedforge::featurize::jit_target()));
+    const Halide::Buffer<int32_t> table =
+        built.funcs[4].realize({int(lut.extents[0])}, schedforge::featurize::jit_target());
+    for (int i = 0; i < table.width(); i++) {
+        EXPECT_EQ(table(i), int32_t(evaluate_expr(lut.expr, {static_cast<long double>(i)}))) << "entry " << i;
+    }
+}
+
 TEST(ExprEval, IntegerOpsWrapLikeHalide) {
     using T = ScalarType;
     // (x * y) in uint8 wraps; int32 products wrap through uint32; float->int saturates.
