@@ -217,10 +217,7 @@ bool apply_func_directive(const FunctionDAG &dag, const Directive &d) {
 } // namespace
 
 void apply(const FunctionDAG &dag, const LoopNest &nest) {
-    if (dag.pipeline.defined()) {
-        Halide::Pipeline pipeline = dag.pipeline; // a handle: the guard lands on the DAG's pipeline
-        guard_codegen(pipeline);
-    }
+    if (dag.pipeline.defined()) guard_codegen(dag.pipeline);
     for (const Directive &d : schedule_directives(dag, nest)) {
         if (apply_func_directive(dag, d)) continue;
         Halide::Stage s = halide_stage(dag, d.stage);

@@ -25,7 +25,7 @@ class ForgetConstantStridedAlignment : public IRMutator {
 
 } // namespace
 
-void guard_codegen(Halide::Pipeline &pipeline) {
+void guard_codegen(Halide::Pipeline pipeline) {
     for (const Halide::CustomLoweringPass &pass : pipeline.custom_lowering_passes())
         if (dynamic_cast<const ForgetConstantStridedAlignment *>(pass.pass)) return;
     pipeline.add_custom_lowering_pass(new ForgetConstantStridedAlignment);

@@ -22,6 +22,6 @@ namespace schedforge::featurize {
 // and the benchmark runner for every pipeline it compiles. A schedule's source text
 // (schedule_source) applied without this library lacks it. The plugin and the program that loads
 // it each have their own copy of the pass's type, so a pipeline may get it twice: harmless.
-void guard_codegen(Halide::Pipeline &pipeline);
+void guard_codegen(Halide::Pipeline pipeline); // a handle: the guard lands on the pipeline it names
 
 } // namespace schedforge::featurize

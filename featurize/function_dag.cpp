@@ -983,26 +983,25 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                                                      Variable::make(Int(32), symbols[2 * l + 1])));
             }
             std::map<std::string, Box> boxes;
+            auto merge = [&](const std::map<std::string, Box> &found) {
+                for (const auto &[name, box] : found) {
+                    auto [it, fresh] = boxes.emplace(name, box);
+                    if (!fresh) it->second = box_union(it->second, box);
+                }
+            };
             auto require = [&](const Expr &e) {
                 if (!e.defined()) return;
                 // Under strict_float, as the project compiles, the simplifier keeps float terms like
                 // 0.0f * f(x - 3) (also inside casts): their loads count in Halide's bounds, so here too.
                 const Expr strict = Halide::strict_float(e);
-                std::map<std::string, Box> found = boxes_required(with_estimates(strict), scope, value_bounds);
+                merge(boxes_required(with_estimates(strict), scope, value_bounds));
                 // Halide's bounds inference reads the unsimplified definition: a call the simplifier
                 // folds away is still a use to it (f(x, clamp(g(x), 0, 0)) is f(x, 0); Halide then
                 // skips producing g, but the edge is an ordinary read here, so the model charges
                 // work that never runs: 6 of 1000 generated pipelines), and so is a tap multiplied by
                 // an integer 0 (0 * f(x - 2) widens f's region by one column: a region one column
                 // short made an unrolled tile that Halide 14 miscompiled look even). Both boxes count.
-                for (auto &[name, box] : boxes_required(SubstituteEstimates().mutate(strict), scope, value_bounds)) {
-                    auto [it, fresh] = found.emplace(name, box);
-                    if (!fresh) it->second = box_union(it->second, box);
-                }
-                for (const auto &[name, box] : found) {
-                    auto [it, fresh] = boxes.emplace(name, box);
-                    if (!fresh) it->second = box_union(it->second, box);
-                }
+                merge(boxes_required(SubstituteEstimates().mutate(strict), scope, value_bounds));
             };
             for (const Expr &e : defs[si].values()) require(e);
             for (const Expr &e : defs[si].args()) require(e);

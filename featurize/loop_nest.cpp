@@ -546,15 +546,14 @@ bool LoopNestBounds::decide_unroll(StageRef s) {
     // The search unrolls only dividing tiles already, but a nest from elsewhere (a file, a random
     // sampler) may not, and the regions a decision was made on may differ from Halide's. Each
     // point tile must divide what runs around it: the production, narrowed by every level above.
-    const Stage &st = stage_of(dag_, s);
     const std::vector<Span> &b = production_bounds(s);
     const std::vector<int64_t> &point = t.tiles.back();
-    for (size_t l = 0; l < st.loops.size(); l++) {
-        if (st.loops[l].is_rvar) continue;
-        int64_t around = b[l].extent();
-        for (size_t k = 0; k + 1 < t.tiles.size(); k++) around = std::min(around, t.tiles[k][l]);
-        if (around % point[l] != 0) return false;
+    std::vector<int64_t> around;
+    for (size_t l = 0; l < b.size(); l++) {
+        around.push_back(b[l].extent());
+        for (size_t k = 0; k + 1 < t.tiles.size(); k++) around[l] = std::min(around[l], t.tiles[k][l]);
     }
+    if (!point_tile_divides(stage_of(dag_, s), {point}, around)) return false;
     if (!guarded || t.vector_loop < 0) return true;
     // Guarded tails: an unrolled vector wholly past the guard, in a tile Halide's loop
     // partitioning makes constant, is a store predicated on a constant false, and Halide 14 then
