@@ -1,10 +1,12 @@
 // bootstrap: the source paper's §5 loop. Each round generates a dataset of new random pipelines
-// with the current weights steering the search, then trains new weights, from random ones, on
-// every round's data so far; the next round searches with them.
+// with the current weights steering the search, then trains new weights, from random ones (or
+// from a manual model, --from-coefficients), on every round's data so far (plus --base-data);
+// the next round searches with them.
 //
 //   bootstrap --config configs/datasets/NAME.yaml --out DIR --rounds R [--pipelines N]
 //             [--schedules-per-pipeline S] [--seed S] [--initial-weights random|manual|FILE]
 //             [--init-seed 0] [--epochs 40] [--lr 0.001] [--loss throughput|log|pairwise] [--apps LIST|none]
+//             [--from-coefficients S.yaml [--correction-bound B]] [--base-data A.h5 ...]
 //
 // Round r writes DIR/round-r/: dataset.h5 (generate-dataset, run seed S + r), model.weights and
 // training/ (train-cost-model's report), apps/ (compare-schedulers: the new weights against our
@@ -19,6 +21,7 @@
 #include "datasets/operations.h"
 #include "datasets/reader.h"
 #include "harvest/config.h"
+#include "sampler/search_options.h"
 #include "tools/app_list.h"
 #include "tools/cli.h"
 #include "tools/files.h"
@@ -71,6 +74,9 @@ void claim_run_directory(const fs::path &dir, const Settings &settings) {
                                 "); use another --out");
             }
         }
+        if (std::getline(in, line) && !line.empty())
+            throw UserError(dir.string() + " holds a run with other settings (" + line +
+                            ", now unset); use another --out");
         return;
     }
     if (fs::exists(dir) && !fs::is_empty(dir))
@@ -219,6 +225,9 @@ int main(int argc, char **argv) {
     CLI::App app{"The bootstrap loop: generate a dataset with the current weights, retrain on all data, repeat.",
                  "bootstrap"};
     std::string config_path, out_dir, initial = "random", loss = "throughput", apps = "blur3x3,unsharp_mask,harris";
+    std::string coefficients_config;
+    std::vector<std::string> base_data;
+    double correction_bound = 0;
     int rounds = 0;
     std::optional<int64_t> pipelines, schedules;
     std::optional<uint64_t> seed;
@@ -240,12 +249,31 @@ int main(int argc, char **argv) {
     app.add_option("--loss", loss, "throughput, log or pairwise (see train-cost-model)")->capture_default_str();
     app.add_option("--apps", apps, "Apps scored after each round: a comma-separated list, all, or none")
         ->capture_default_str();
+    app.add_option("--from-coefficients", coefficients_config,
+                   "Train each round from the manual model with this search config's coefficients (learning "
+                   "corrections to it) instead of from random weights");
+    app.add_option("--correction-bound", correction_bound,
+                   "With --from-coefficients: keep the corrections within [1/B, B] (train-cost-model)");
+    app.add_option("--base-data", base_data, "Datasets every round also trains on (e.g. committed corpora)")
+        ->expected(1, -1);
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         if (rounds < 1) throw UserError("--rounds must be at least 1");
         if (epochs < 1) throw UserError("--epochs must be at least 1");
         if (!(lr > 0)) throw UserError("--lr must be positive");
         if (!st::loss_kind_named(loss)) throw UserError("--loss must be throughput, log or pairwise");
         if (apps != "none") schedforge::tools::parse_app_list(apps);
+        if (correction_bound != 0 && coefficients_config.empty())
+            throw UserError("--correction-bound bounds corrections to a manual model: give --from-coefficients");
+        if (!(correction_bound == 0 || correction_bound > 1))
+            throw UserError("--correction-bound must be 0 (unbounded) or above 1");
+        if (!coefficients_config.empty()) {
+            schedforge::sampler::load_search_options(coefficients_config); // UserError if bad
+            coefficients_config = fs::absolute(coefficients_config).lexically_normal().string();
+        }
+        for (std::string &d : base_data) {
+            schedforge::datasets::DatasetReader::open(d); // UserError if missing or not a dataset
+            d = fs::absolute(d).lexically_normal().string();
+        }
         schedforge::harvest::HarvestConfig config = schedforge::harvest::load_harvest_config(config_path);
         if (!config.search.weights.empty())
             throw UserError(config_path + ": names search weights; bootstrap chooses each round's weights itself");
@@ -258,7 +286,7 @@ int main(int argc, char **argv) {
 
         const fs::path dir = fs::absolute(out_dir);
         const std::string config_file = fs::absolute(config_path).lexically_normal().string();
-        const Settings settings = {
+        Settings settings = {
             {"config", config_file},
             {"pipelines", std::to_string(config.pipelines)},
             {"schedules_per_pipeline", std::to_string(config.schedules_per_pipeline)},
@@ -270,6 +298,10 @@ int main(int argc, char **argv) {
             {"loss", loss},
             {"apps", apps},
         };
+        // Keys after these are written only when set, so that runs from before them continue.
+        if (!coefficients_config.empty()) settings.push_back({"from_coefficients", coefficients_config});
+        if (correction_bound != 0) settings.push_back({"correction_bound", format_number("%.9g", correction_bound)});
+        for (const std::string &d : base_data) settings.push_back({"base_data", d});
         claim_run_directory(dir, settings);
         // Round 0's weights live in the run, so that a rerun does not depend on the original file.
         std::string search_weights;
@@ -280,7 +312,9 @@ int main(int argc, char **argv) {
 
         std::signal(SIGINT, on_interrupt);
         std::vector<RoundSummary> summaries;
-        std::vector<std::string> data;
+        std::vector<std::string> data = base_data;
+        const std::string start =
+            coefficients_config.empty() ? "random weights" : "the manual model of " + coefficients_config;
         try {
             for (int r = 0; r < rounds; r++) {
                 const fs::path round_dir = dir / ("round-" + std::to_string(r));
@@ -315,9 +349,15 @@ int main(int argc, char **argv) {
                     args.insert(args.end(), {"--random-init", std::to_string(init_seed), "--weights-out", weights,
                                              "--epochs", std::to_string(epochs), "--lr", format_number("%.9g", lr),
                                              "--loss", loss, "--report", (round_dir / "training").string()});
-                    run_step(name + ": training on " + std::to_string(data.size()) +
-                                 " rounds' data, from random weights",
-                             "train-cost-model", args);
+                    if (!coefficients_config.empty()) {
+                        args.insert(args.end(), {"--from-coefficients", coefficients_config, "--correction-bound",
+                                                 format_number("%.9g", correction_bound)});
+                    }
+                    run_step(
+                        name + ": training on " + std::to_string(r + 1) + " rounds' data" +
+                            (base_data.empty() ? "" : " and " + std::to_string(base_data.size()) + " base datasets") +
+                            ", from " + start,
+                        "train-cost-model", args);
                 }
                 search_weights = weights;
 

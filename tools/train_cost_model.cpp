@@ -41,13 +41,17 @@ int main(int argc, char **argv) {
     std::string weights_in, weights_out, report_dir, loss_name = "throughput", coefficients_config;
     int64_t random_init = -1;
     st::TrainOptions options;
-    double validation_fraction = 0.2;
+    double validation_fraction = 0.2, correction_bound = 0;
     app.add_option("--data", data, "dataset files (generate-dataset's HDF5)")->required()->expected(1, -1);
     app.add_option("--weights-in", weights_in, "start from these weights");
     app.add_option("--random-init", random_init, "start from random weights, uniform in [-0.5, 0.5], from SEED");
     app.add_option("--from-coefficients", coefficients_config,
                    "start from the manual model with this search config's coefficients (e.g. a calibrated one), "
                    "learning corrections to it; the heads start from --random-init's seed (default 0)");
+    app.add_option("--correction-bound", correction_bound,
+                   "with --from-coefficients: keep each learned coefficient within [1/B, B] of the manual one "
+                   "(a trust region the search cannot exploit far from the training data); 0: unbounded")
+        ->capture_default_str();
     app.add_option("--weights-out", weights_out, "the weights file to write")->required();
     app.add_option("--epochs", options.epochs, "passes over the training pipelines")->capture_default_str();
     app.add_option("--lr", options.learning_rate, "Adam's learning rate")->capture_default_str();
@@ -63,6 +67,10 @@ int main(int argc, char **argv) {
         using schedforge::UserError;
         if (weights_in.empty() == (random_init < 0 && coefficients_config.empty()))
             throw UserError("give --weights-in, or --random-init and/or --from-coefficients");
+        if (correction_bound != 0 && coefficients_config.empty())
+            throw UserError("--correction-bound bounds corrections to a manual model: give --from-coefficients");
+        if (!(correction_bound == 0 || correction_bound > 1))
+            throw UserError("--correction-bound must be 0 (unbounded) or above 1");
         if (options.epochs < 0) throw UserError("--epochs must not be negative");
         if (!(options.learning_rate > 0)) throw UserError("--lr must be positive");
         if (!(validation_fraction >= 0 && validation_fraction < 1))
@@ -82,7 +90,11 @@ int main(int argc, char **argv) {
                 : st::Weights::from_coefficients(
                       schedforge::sampler::load_search_options(coefficients_config).coefficients, init_seed,
                       "the manual model with the coefficients of " + coefficients_config + ", heads from seed " +
-                          std::to_string(init_seed));
+                          std::to_string(init_seed) +
+                          (correction_bound > 0
+                               ? ", corrections within [1/B, B] for B = " + std::to_string(correction_bound)
+                               : ""),
+                      correction_bound);
         st::LoadReport loaded;
         st::TrainingData train_set, validation;
         st::load_training_split(data, validation_fraction, train_set, validation, &loaded);

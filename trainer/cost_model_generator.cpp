@@ -37,7 +37,8 @@ struct NetworkInputs {
     Func schedule_features; // (state, feature, stage); all zero for a stage not scheduled yet
     Func is_output;         // (stage): 1 for the pipeline's outputs
     Expr num_cores, num_stages;
-    Expr compute_per_op; // nonzero: compute terms count operations, as the manual model's do
+    Expr compute_per_op;   // nonzero: compute terms count operations, as the manual model's do
+    Expr correction_bound; // Weights::correction_bound: > 1 bounds the learned multipliers
 };
 
 // prediction(n): the cost of state n in model units (ns). Unscheduled stages have all-zero
@@ -74,8 +75,13 @@ Func forward(const NetworkInputs &in, const Weights &w) {
     Func conv1("conv1");
     conv1(n, c, s) = head1_part(c, s);
     conv1(n, c, s) += w[Tensor::Filter1](c, kHead1Channels + r_head2) * head2(n, r_head2, s) * fan_in_scale(kEmbedding);
+    // The learned multiplier of each term's coefficient: unbounded, or smoothly within the trust
+    // region [1/B, B] around the manual model (slope 1 at the manual model's multiplier 1).
+    const Expr log_bound = log(max(in.correction_bound, 1.0001f)); // unused when unbounded
+    const Expr bounded = exp(log_bound * tanh((conv1(n, c, s) - 1.0f) / log_bound));
     Func coefficient("coefficient");
-    coefficient(n, c, s) = max(conv1(n, c, s), 0.0f) * exp(w[Tensor::TermLogScale](c));
+    coefficient(n, c, s) =
+        select(in.correction_bound > 1.0f, bounded, max(conv1(n, c, s), 0.0f)) * exp(w[Tensor::TermLogScale](c));
 
     // The hand-designed terms, compute and load terms spread over the cores the stage uses.
     const featurize::CostTermInputs<Expr> x = featurize::cost_term_inputs<Expr>(
@@ -136,6 +142,7 @@ public:
     GeneratorInput<Buffer<float>> is_output{"is_output", 1};
     GeneratorInput<int> num_cores{"num_cores", 1, 1, 1024};
     GeneratorInput<int> compute_per_op{"compute_per_op", 1, 0, 1};
+    GeneratorInput<float> correction_bound{"correction_bound", 0.0f};
     GeneratorInput<Buffer<float>> head1_filter{"head1_filter", 2 + state_dims};
     GeneratorInput<Buffer<float>> head1_bias{"head1_bias", 1 + state_dims};
     GeneratorInput<Buffer<float>> head2_filter{"head2_filter", 2 + state_dims};
@@ -147,7 +154,7 @@ public:
 protected:
     NetworkInputs network_inputs() {
         return {pipeline_features, schedule_features, is_output, num_cores, pipeline_features.dim(1).extent(),
-                compute_per_op};
+                compute_per_op,    correction_bound};
     }
 };
 

@@ -148,8 +148,8 @@ void Model::predict(const PipelineInput &pipeline, const StateBatch &batch, std:
     Buffer<float> out(batch.num_states);
     const Buffers &b = *buffers_;
     check(schedforge_cost_model(in.pipeline_features, in.schedule_features, in.is_output, pipeline.num_cores,
-                                int(meta_.compute_per_op), b.values(0), b.values(1), b.values(2), b.values(3),
-                                b.values(4), b.values(5), b.values(6), out),
+                                int(meta_.compute_per_op), float(meta_.correction_bound), b.values(0), b.values(1),
+                                b.values(2), b.values(3), b.values(4), b.values(5), b.values(6), out),
           "cost model inference");
     costs.assign(size_t(batch.num_states), 0.0);
     for (int n = 0; n < batch.num_states; n++) costs[size_t(n)] = double(out(n));
@@ -170,11 +170,11 @@ float Model::train_step(const PipelineInput &pipeline, const TrainingBatch &batc
     const int cur = b.current, nxt = 1 - b.current;
     timestep_++;
     check(schedforge_train_cost_model(in.pipeline_features, in.schedule_features, in.is_output, pipeline.num_cores,
-                                      int(meta_.compute_per_op), b.full(0, cur), b.full(1, cur), b.full(2, cur),
-                                      b.full(3, cur), b.full(4, cur), b.full(5, cur), b.full(6, cur), runtimes, weights,
-                                      batch.reference, int(loss), learning_rate, timestep_, loss_out, predicted,
-                                      b.full(0, nxt), b.full(1, nxt), b.full(2, nxt), b.full(3, nxt), b.full(4, nxt),
-                                      b.full(5, nxt), b.full(6, nxt)),
+                                      int(meta_.compute_per_op), float(meta_.correction_bound), b.full(0, cur),
+                                      b.full(1, cur), b.full(2, cur), b.full(3, cur), b.full(4, cur), b.full(5, cur),
+                                      b.full(6, cur), runtimes, weights, batch.reference, int(loss), learning_rate,
+                                      timestep_, loss_out, predicted, b.full(0, nxt), b.full(1, nxt), b.full(2, nxt),
+                                      b.full(3, nxt), b.full(4, nxt), b.full(5, nxt), b.full(6, nxt)),
           "cost model training step");
     b.current = nxt;
     if (predictions) predictions->assign(predicted.data(), predicted.data() + N);

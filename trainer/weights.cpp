@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -99,8 +100,9 @@ Weights Weights::random(uint64_t seed) {
 }
 
 Weights Weights::from_coefficients(const std::array<double, kTerms> &coefficients, uint64_t seed,
-                                   const std::string &origin) {
+                                   const std::string &origin, double correction_bound) {
     Weights w = random(seed);
+    w.correction_bound = correction_bound;
     std::fill(w[Tensor::Filter1].begin(), w[Tensor::Filter1].end(), 0.0f);
     std::fill(w[Tensor::Bias1].begin(), w[Tensor::Bias1].end(), 1.0f);
     for (int i = 0; i < kTerms; i++) {
@@ -124,7 +126,8 @@ std::string Weights::serialize() const {
            << "commit = " << common::producer_commit() << "\n"
            << "created = " << datasets::utc_timestamp() << "\n"
            << "origin = " << one_line(origin) << "\n"
-           << "compute_terms = " << (compute_per_op ? "per_op" : "per_point") << "\n";
+           << "compute_terms = " << (compute_per_op ? "per_op" : "per_point") << "\n"
+           << "correction_bound = " << correction_bound << "\n";
     out.put_string(header.str());
     out.put<uint64_t>(kNumTensors);
     for (int t = 0; t < kNumTensors; t++) {
@@ -192,6 +195,13 @@ Weights Weights::deserialize(const std::string &bytes, const std::string &path) 
         const std::string compute = value("compute_terms");
         if (compute != "per_op" && compute != "per_point") fail("compute_terms is '" + compute + "'");
         w.compute_per_op = compute == "per_op";
+    }
+    if (version >= 4) {
+        const std::string bound = value("correction_bound");
+        char *end = nullptr;
+        w.correction_bound = std::strtod(bound.c_str(), &end);
+        if (bound.empty() || *end || !(w.correction_bound == 0 || w.correction_bound > 1))
+            fail("correction_bound is '" + bound + "' (0, or a number above 1)");
     }
     const int tensors = version == 1 ? kNumTensors - 1 : kNumTensors; // version 1: no term_log_scale
     if (in.get<uint64_t>() != uint64_t(tensors)) fail("wrong number of tensors");

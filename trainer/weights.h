@@ -7,11 +7,12 @@
 // this network with the new features and terms unused: the same predictions.
 // Versions 1 and 2 were trained with compute terms per point; they load with compute_per_op
 // false, which is the network they were trained as. Version 3 records it in the header
-// (`compute_terms = per_op` or `per_point`).
+// (`compute_terms = per_op` or `per_point`). Version 4 adds `correction_bound` (below); earlier
+// files load unbounded (0), the network they were trained as.
 //
 // A weights file is binary, little-endian:
 //   "SFWEIGHT"                      8-byte magic
-//   uint32 format version           3
+//   uint32 format version           4
 //   string header                   "key = value" lines (below)
 //   uint64 tensor count, then per tensor: string name, uint64 rank, uint64 dims[rank] (innermost
 //                                   first), float32 values
@@ -35,7 +36,7 @@
 
 namespace schedforge::trainer {
 
-inline constexpr int kWeightsFormatVersion = 3;
+inline constexpr int kWeightsFormatVersion = 4;
 
 // "schedforge-cost-model head1=8 head2=24 terms=28 pipeline=441 schedule=40" (this build's network
 // by default)
@@ -47,6 +48,12 @@ struct Weights {
     // Whether the compute terms (featurize/cost_terms.h, kNumComputeCostTerms) are multiplied by
     // the stage's operations per point, as the manual model's are.
     bool compute_per_op = true;
+    // A trust region around the manual model: when B > 1, each learned coefficient multiplier
+    // (the last layer's output, 1 for the manual model) passes through
+    // exp(ln B · tanh((m - 1) / ln B)), which is m near 1 and stays within [1/B, B], so a search
+    // guided by the model cannot exploit corrections far from the training data. 0: unbounded
+    // (max(m, 0)), as models trained from random weights need.
+    double correction_bound = 0;
     // Filled in by load(); save() writes the current build's.
     std::string producer, commit, created;
 
@@ -62,7 +69,7 @@ struct Weights {
     // coefficients' logarithms (a zero coefficient becomes kMinCoefficient). The heads start as
     // random(seed)'s. Training from here learns corrections to the manual model.
     static Weights from_coefficients(const std::array<double, kTerms> &coefficients, uint64_t seed,
-                                     const std::string &origin);
+                                     const std::string &origin, double correction_bound = 0);
     static constexpr double kMinCoefficient = 1e-9;
     static Weights load(const std::string &path);
     void save(const std::string &path) const;

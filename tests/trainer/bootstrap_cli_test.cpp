@@ -80,6 +80,35 @@ TEST(Bootstrap, RoundsUseThePreviousWeightsAndARerunAddsRounds) {
     EXPECT_NE(other.err.find("lr = 0.001, now lr = 0.01"), std::string::npos) << other.err;
 }
 
+// Rounds that learn corrections to a manual model, within a trust region, and train on a
+// committed corpus besides their own data.
+TEST(Bootstrap, TrainsFromAManualModelOnBaseDataToo) {
+    const fs::path dir = scratch("bootstrap_manual");
+    const std::string config = tiny_config(dir);
+    const Result base = run(bootstrap(config, dir / "base", "--rounds 1 --initial-weights manual --seed 40"));
+    ASSERT_EQ(base.exit_code, 0) << base.out << base.err;
+    const std::string base_data = (dir / "base" / "round-0" / "dataset.h5").string();
+    const std::string coefficients = std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/search/default.yaml";
+    const fs::path run_dir = dir / "run";
+    const Result one = run(bootstrap(config, run_dir,
+                                     "--rounds 1 --initial-weights manual --from-coefficients " + coefficients +
+                                         " --correction-bound 2 --base-data " + base_data));
+    ASSERT_EQ(one.exit_code, 0) << one.out << one.err;
+    const schedforge::trainer::Weights w =
+        schedforge::trainer::Weights::load((run_dir / "round-0" / "model.weights").string());
+    EXPECT_EQ(w.correction_bound, 2);
+    EXPECT_NE(w.origin.find("the manual model with the coefficients of " + coefficients), std::string::npos)
+        << w.origin;
+    EXPECT_NE(w.origin.find("dataset.h5 dataset.h5 (6 pipelines"), std::string::npos) << w.origin; // base + round 0
+    // The manual model searched round 0: no initial weights in the run.
+    EXPECT_FALSE(fs::exists(run_dir / "initial.weights"));
+    // A rerun without the base data is another run.
+    const Result other = run(
+        bootstrap(config, run_dir,
+                  "--rounds 1 --initial-weights manual --from-coefficients " + coefficients + " --correction-bound 2"));
+    EXPECT_EQ(other.exit_code, 2) << other.out;
+}
+
 TEST(Bootstrap, AKilledRunContinues) {
     const fs::path dir = scratch("bootstrap_killed");
     const std::string config = tiny_config(dir);
@@ -128,6 +157,8 @@ TEST(Bootstrap, BadInputsAreUserErrorsWithNothingWritten) {
                       "none.weights");
     expect_user_error(run(bootstrap(config, out, "--rounds 1 --apps nosuchapp")), "nosuchapp");
     expect_user_error(run(bootstrap(config, out, "--rounds 1 --loss l1")), "--loss");
+    expect_user_error(run(bootstrap(config, out, "--rounds 1 --correction-bound 2")), "give --from-coefficients");
+    expect_user_error(run(bootstrap(config, out, "--rounds 1 --base-data " + (dir / "none.h5").string())), "none.h5");
     EXPECT_FALSE(fs::exists(out));
     fs::create_directories(out);
     write_config(out, "not a bootstrap run\n");

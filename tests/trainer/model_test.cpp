@@ -23,7 +23,7 @@ using namespace testing;
 // of order one, as in training.
 TrainingBatch batch_near(const Weights &w, const PipelineInput &p, StateBatch states, gen::Rng &rng, LossKind kind) {
     TrainingBatch b;
-    const std::vector<double> predicted = reference_forward(to_double(w), p, states);
+    const std::vector<double> predicted = reference_forward(to_double(w), p, states, w.correction_bound);
     b.states = std::move(states);
     for (double v : predicted) b.runtimes.push_back(float(v * log_uniform(rng, 0.5, 2)));
     b.reference = int(std::min_element(b.runtimes.begin(), b.runtimes.end()) - b.runtimes.begin());
@@ -37,23 +37,28 @@ TEST(CostModel, ForwardMatchesDoubleReference) {
     gen::Rng rng(11);
     Weights w = Weights::random(5);
     for (float &v : w[Tensor::TermLogScale]) v = float(4 * rng.uniform01() - 2); // random is all zero
-    const Model model(w);
-    for (int stages : {1, 3, 7}) {
-        const PipelineInput p = synthetic_pipeline(rng, stages);
-        const StateBatch states = synthetic_states(rng, 13, stages);
-        std::vector<double> costs;
-        model.predict(p, states, costs);
-        const std::vector<double> expected = reference_forward(to_double(w), p, states);
-        ASSERT_EQ(costs.size(), expected.size());
-        for (size_t n = 0; n < costs.size(); n++) {
-            // float32 sums of up to 441 products: a relative error near 1e-6 is expected.
-            EXPECT_NEAR(costs[n], expected[n], 1e-4 * std::abs(expected[n])) << "stages " << stages << " state " << n;
-            if (n % 2 == 0) {
-                EXPECT_GT(expected[n], 0); // odd states leave their last stage unscheduled
+    for (double bound : {0.0, 3.0}) {
+        w.correction_bound = bound;
+        const Model model(w);
+        for (int stages : {1, 3, 7}) {
+            const PipelineInput p = synthetic_pipeline(rng, stages);
+            const StateBatch states = synthetic_states(rng, 13, stages);
+            std::vector<double> costs;
+            model.predict(p, states, costs);
+            const std::vector<double> expected = reference_forward(to_double(w), p, states, bound);
+            ASSERT_EQ(costs.size(), expected.size());
+            for (size_t n = 0; n < costs.size(); n++) {
+                // float32 sums of up to 441 products: a relative error near 1e-6 is expected.
+                EXPECT_NEAR(costs[n], expected[n], 1e-4 * std::abs(expected[n]))
+                    << "bound " << bound << " stages " << stages << " state " << n;
+                if (n % 2 == 0) {
+                    EXPECT_GT(expected[n], 0); // odd states leave their last stage unscheduled
+                }
             }
         }
     }
     // A state with no stage scheduled costs nothing.
+    const Model model(w);
     const PipelineInput p = synthetic_pipeline(rng, 2);
     StateBatch empty;
     empty.num_states = 1;
@@ -66,15 +71,17 @@ TEST(CostModel, ForwardMatchesDoubleReference) {
 // d(loss)/d(weight) from the Halide training pipeline (Adam's first moment after one step from
 // zero moments is (1 - beta1) * gradient; the learning rate is 0 so nothing else moves) against
 // central differences of the double-precision loss.
-void check_gradient(LossKind kind) {
+void check_gradient(LossKind kind, double correction_bound = 0) {
     gen::Rng rng(21 + int(kind));
-    const Weights w = Weights::random(9);
+    Weights w = Weights::random(9);
+    w.correction_bound = correction_bound;
     const PipelineInput p = synthetic_pipeline(rng, 4);
     const TrainingBatch batch = batch_near(w, p, synthetic_states(rng, 12, 4), rng, kind);
     Model model(w);
     const float loss = model.train_step(p, batch, kind, 0.0f);
     WeightsD wd = to_double(w);
-    EXPECT_NEAR(loss, reference_loss(wd, p, batch, kind), 1e-4 * reference_loss(wd, p, batch, kind));
+    EXPECT_NEAR(loss, reference_loss(wd, p, batch, kind, correction_bound),
+                1e-4 * reference_loss(wd, p, batch, kind, correction_bound));
     int checked = 0;
     for (int t = 0; t < kNumTensors; t++) {
         const std::vector<float> m1 = model.moment(Tensor(t), 1);
@@ -89,9 +96,9 @@ void check_gradient(LossKind kind) {
             const size_t i = m1.size() <= 60 ? k : size_t(rng.uniform_int(0, int64_t(m1.size()) - 1));
             const double h = 1e-6, saved = wd[size_t(t)][i];
             wd[size_t(t)][i] = saved + h;
-            const double up = reference_loss(wd, p, batch, kind);
+            const double up = reference_loss(wd, p, batch, kind, correction_bound);
             wd[size_t(t)][i] = saved - h;
-            const double down = reference_loss(wd, p, batch, kind);
+            const double down = reference_loss(wd, p, batch, kind, correction_bound);
             wd[size_t(t)][i] = saved;
             const double numeric = (up - down) / (2 * h);
             // float32 forward and backward sums (441 features, 29 terms x 12 states x 4 stages)
@@ -109,6 +116,37 @@ void check_gradient(LossKind kind) {
 TEST(CostModel, GradientMatchesFiniteDifferencesThroughputLoss) { check_gradient(LossKind::Throughput); }
 TEST(CostModel, GradientMatchesFiniteDifferencesLogRatioLoss) { check_gradient(LossKind::LogRatio); }
 TEST(CostModel, GradientMatchesFiniteDifferencesPairwiseLoss) { check_gradient(LossKind::Pairwise); }
+TEST(CostModel, GradientMatchesFiniteDifferencesWithBoundedCorrections) { check_gradient(LossKind::Pairwise, 2.5); }
+
+// The trust region: from the manual model, any last layer keeps every coefficient within
+// [1/B, B] of the manual one, so a state's cost stays within those factors of the manual cost.
+TEST(CostModel, BoundedCorrectionsStayWithinTheTrustRegion) {
+    gen::Rng rng(13);
+    std::array<double, kTerms> coefficients{};
+    for (double &c : coefficients) c = log_uniform(rng, 0.01, 1);
+    const double bound = 2;
+    const Weights manual = Weights::from_coefficients(coefficients, 3, "test", bound);
+    Weights wild = manual;
+    for (float &v : wild[Tensor::Bias1]) v = float(rng.chance(0.5) ? 40 : -40);
+    for (float &v : wild[Tensor::Filter1]) v = float(20 * rng.uniform01() - 10);
+    const PipelineInput p = synthetic_pipeline(rng, 3);
+    const StateBatch states = synthetic_states(rng, 8, 3);
+    std::vector<double> base, bounded;
+    Model(manual).predict(p, states, base);
+    Model(wild).predict(p, states, bounded);
+    Weights unbounded_wild = wild;
+    unbounded_wild.correction_bound = 0;
+    std::vector<double> unbounded;
+    Model(unbounded_wild).predict(p, states, unbounded);
+    int outside = 0;
+    for (size_t n = 0; n < base.size(); n++) {
+        if (base[n] == 0) continue;
+        EXPECT_LE(bounded[n], base[n] * bound * (1 + 1e-4)) << n;
+        EXPECT_GE(bounded[n], base[n] / bound * (1 - 1e-4)) << n;
+        outside += unbounded[n] > base[n] * bound || unbounded[n] < base[n] / bound;
+    }
+    EXPECT_GT(outside, 0); // the same weights unbounded leave the region
+}
 
 // Two Adam steps against the update written out in plain C++ (bias correction included), with
 // the gradients taken from probe models at the same weights.
@@ -294,7 +332,11 @@ TEST(Weights, RoundTripAndRefusals) {
     w.save(path);
     const Weights r = Weights::load(path);
     EXPECT_EQ(r.tensors, w.tensors);
+    EXPECT_EQ(r.correction_bound, 0);
     EXPECT_EQ(r.origin, "test origin with a newline");
+    w.correction_bound = 2.5;
+    w.save(path);
+    EXPECT_EQ(Weights::load(path).correction_bound, 2.5);
     EXPECT_FALSE(r.created.empty());
     EXPECT_FALSE(r.producer.empty());
     const std::string bytes = w.serialize();
@@ -322,6 +364,7 @@ TEST(Weights, RoundTripAndRefusals) {
     refused(edited_weights(bytes, "pipeline_features = 1 x 441", "pipeline_features = 1 x 440"),
             "pipeline features 1 x 440");
     refused(edited_weights(bytes, "head1=8", "head1=16"), "network");
+    refused(edited_weights(bytes, "correction_bound = 2.5", "correction_bound = 0.5"), "correction_bound is '0.5'");
     EXPECT_THROW(Weights::load(temp_path("missing.weights")), UserError);
     std::remove(path.c_str());
 }

@@ -26,8 +26,16 @@ inline WeightsD to_double(const Weights &w) {
     return d;
 }
 
+// The learned multiplier of a term's coefficient (Weights::correction_bound).
+inline double reference_multiplier(double m, double correction_bound) {
+    if (!(correction_bound > 1)) return std::max(m, 0.0);
+    const double log_bound = std::log(correction_bound);
+    return std::exp(log_bound * std::tanh((m - 1) / log_bound));
+}
+
 // Cost of every state, in model units; compute terms per operation (Weights::compute_per_op).
-inline std::vector<double> reference_forward(const WeightsD &w, const PipelineInput &p, const StateBatch &b) {
+inline std::vector<double> reference_forward(const WeightsD &w, const PipelineInput &p, const StateBatch &b,
+                                             double correction_bound = 0) {
     const int S = p.num_stages, F = kScheduleFeatures;
     auto W = [&](Tensor t, int i) { return w[size_t(t)][size_t(i)]; };
     std::vector<double> costs(size_t(b.num_states), 0.0);
@@ -74,15 +82,17 @@ inline std::vector<double> reference_forward(const WeightsD &w, const PipelineIn
                 v += sum / std::sqrt(double(kEmbedding));
                 double term = featurize::is_parallel_cost_term(o) ? terms[size_t(o)] / speedup : terms[size_t(o)];
                 if (o < featurize::kNumComputeCostTerms) term *= ops;
-                costs[size_t(n)] += std::max(v, 0.0) * std::exp(W(Tensor::TermLogScale, o)) * term;
+                costs[size_t(n)] +=
+                    reference_multiplier(v, correction_bound) * std::exp(W(Tensor::TermLogScale, o)) * term;
             }
         }
     }
     return costs;
 }
 
-inline double reference_loss(const WeightsD &w, const PipelineInput &p, const TrainingBatch &b, LossKind kind) {
-    const std::vector<double> predicted = reference_forward(w, p, b.states);
+inline double reference_loss(const WeightsD &w, const PipelineInput &p, const TrainingBatch &b, LossKind kind,
+                             double correction_bound = 0) {
+    const std::vector<double> predicted = reference_forward(w, p, b.states, correction_bound);
     return loss_for_batch(predicted, std::vector<double>(b.runtimes.begin(), b.runtimes.end()),
                           std::vector<double>(b.sample_weights.begin(), b.sample_weights.end()), kind);
 }

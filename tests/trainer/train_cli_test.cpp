@@ -116,6 +116,11 @@ TEST(TrainCostModelCli, BadInputsAreUserErrors) {
     expect_user_error(run(train_cli("--data " + (dir / "none.h5").string() + " --random-init 1 --weights-out " + out)),
                       "none.h5");
     expect_user_error(run(train_cli("--data " + data + " --random-init 1 --weights-out " + out + " --lr 0")), "--lr");
+    expect_user_error(run(train_cli("--data " + data + " --random-init 1 --correction-bound 2 --weights-out " + out)),
+                      "give --from-coefficients");
+    expect_user_error(run(train_cli("--data " + data + " --from-coefficients " + (dir / "none.yaml").string() +
+                                    " --correction-bound 0.5 --weights-out " + out)),
+                      "--correction-bound must be 0 (unbounded) or above 1");
     expect_user_error(run(train_cli("--data " + data + " --random-init 1 --weights-out " + out + " --loss l1")),
                       "--loss");
     expect_user_error(
