@@ -34,11 +34,25 @@ Expr zero(Type t) { return cast(t, 0); }
 
 // Value conversion with defined results for every input: bool tests != 0, float-to-int
 // saturates, int-to-int wraps.
+//
+// An int-to-int conversion that narrows or changes sign goes through a reinterpret: Halide 14's
+// simplifier folds cast(a, cast(b, x)) for integer a and b even where x is a float (here or
+// after a saturated Func is inlined), so a defined saturate-then-wrap became a float-to-int cast
+// out of range, undefined, and vectorized code disagreed with scalar code
+// (tests/generator/expr_semantics_test.cpp). The reinterprets below change no value.
 Expr convert(const Expr &e, Type to) {
     const Type from = e.type();
     if (from == to) return e;
     if (to.is_bool()) return e != zero(from);
     if (from.is_float() && !to.is_float()) return saturating_cast(to, e);
+    if (from.is_int_or_uint() && to.is_int_or_uint() && !to.can_represent(from)) {
+        if (to.bits() < from.bits()) {
+            // Narrowing keeps the low bits, whatever the source's signedness.
+            return cast(to, reinterpret(from.with_code(from.is_int() ? Type::UInt : Type::Int), e));
+        }
+        // A sign change: extend in the source's signedness (value-preserving, so safe to fold).
+        return reinterpret(to, cast(to.with_code(from.code()), e));
+    }
     return cast(to, e);
 }
 

@@ -67,17 +67,21 @@ TEST_P(AutoscheduleCorpusCrashes, NowRunAndMatchComputeRoot) {
 INSTANTIATE_TEST_SUITE_P(Samples, AutoscheduleCorpusCrashes, ::testing::ValuesIn(kCorpusCrashes),
                          [](const auto &info) { return std::string(info.param.name); });
 
-// Schedules of dataset runs that failed in 2026-11 (corpus train-3001), kept as LoopNest text so
-// that later changes to the search cannot make these tests pass by no longer choosing them: one
-// segfaulted (Halide 14 declared a dense load behind a strided one at a constant address aligned
-// when it was not: featurize/codegen_guard.h), one computed nothing (an unrolled guarded vector
-// wholly past its guard: LoopNestBounds::unrolls now declines to unroll it).
+// Schedules of dataset runs that failed in 2026-11 (corpus train-3001, a bootstrap round), kept as
+// LoopNest text so that later changes to the search cannot make these tests pass by no longer
+// choosing them: one segfaulted (Halide 14 declared a dense load behind a strided one at a
+// constant address aligned when it was not: featurize/codegen_guard.h), one computed nothing (an
+// unrolled guarded vector wholly past its guard: LoopNestBounds::unrolls now declines to unroll
+// it), one computed other values when vectorized (Halide 14 folded a saturating float-to-uint8
+// cast and a uint8-to-int8 wrap into one undefined float-to-int8 cast: generator/build.cpp,
+// convert).
 struct CorpusNest {
     const char *name, *pipeline, *file;
 };
 const CorpusNest kCorpusNests[] = {
     {"ConstantStridedLoad", "760328982247304095", "train-3001-760328982247304095-7.nest"},
     {"VectorPastItsGuard", "15626688281249951677", "train-3001-15626688281249951677-13.nest"},
+    {"SaturateThenWrapVectorized", "6312397245161005812", "bootstrap-5001-6312397245161005812-0.nest"},
 };
 
 class AutoscheduleCorpusNests : public ::testing::TestWithParam<CorpusNest> {};
