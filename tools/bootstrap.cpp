@@ -262,10 +262,7 @@ int main(int argc, char **argv) {
         if (!(lr > 0)) throw UserError("--lr must be positive");
         if (!st::loss_kind_named(loss)) throw UserError("--loss must be throughput, log or pairwise");
         if (apps != "none") schedforge::tools::parse_app_list(apps);
-        if (correction_bound != 0 && coefficients_config.empty())
-            throw UserError("--correction-bound bounds corrections to a manual model: give --from-coefficients");
-        if (!(correction_bound == 0 || correction_bound > 1))
-            throw UserError("--correction-bound must be 0 (unbounded) or above 1");
+        st::check_correction_bound_option(correction_bound, !coefficients_config.empty());
         if (!coefficients_config.empty()) {
             schedforge::sampler::load_search_options(coefficients_config); // UserError if bad
             coefficients_config = fs::absolute(coefficients_config).lexically_normal().string();

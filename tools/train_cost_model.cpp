@@ -67,10 +67,7 @@ int main(int argc, char **argv) {
         using schedforge::UserError;
         if (weights_in.empty() == (random_init < 0 && coefficients_config.empty()))
             throw UserError("give --weights-in, or --random-init and/or --from-coefficients");
-        if (correction_bound != 0 && coefficients_config.empty())
-            throw UserError("--correction-bound bounds corrections to a manual model: give --from-coefficients");
-        if (!(correction_bound == 0 || correction_bound > 1))
-            throw UserError("--correction-bound must be 0 (unbounded) or above 1");
+        st::check_correction_bound_option(correction_bound, !coefficients_config.empty());
         if (options.epochs < 0) throw UserError("--epochs must not be negative");
         if (!(options.learning_rate > 0)) throw UserError("--lr must be positive");
         if (!(validation_fraction >= 0 && validation_fraction < 1))

@@ -99,6 +99,12 @@ Weights Weights::random(uint64_t seed) {
     return w;
 }
 
+void check_correction_bound_option(double bound, bool from_coefficients) {
+    if (bound != 0 && !from_coefficients)
+        throw UserError("--correction-bound bounds corrections to a manual model: give --from-coefficients");
+    if (!valid_correction_bound(bound)) throw UserError("--correction-bound must be 0 (unbounded) or above 1");
+}
+
 Weights Weights::from_coefficients(const std::array<double, kTerms> &coefficients, uint64_t seed,
                                    const std::string &origin, double correction_bound) {
     Weights w = random(seed);
@@ -200,7 +206,7 @@ Weights Weights::deserialize(const std::string &bytes, const std::string &path) 
         const std::string bound = value("correction_bound");
         char *end = nullptr;
         w.correction_bound = std::strtod(bound.c_str(), &end);
-        if (bound.empty() || *end || !(w.correction_bound == 0 || w.correction_bound > 1))
+        if (bound.empty() || *end || !valid_correction_bound(w.correction_bound))
             fail("correction_bound is '" + bound + "' (0, or a number above 1)");
     }
     const int tensors = version == 1 ? kNumTensors - 1 : kNumTensors; // version 1: no term_log_scale

@@ -38,6 +38,13 @@ namespace schedforge::trainer {
 
 inline constexpr int kWeightsFormatVersion = 4;
 
+// Weights::correction_bound's valid values: 0 (unbounded) or above 1.
+inline bool valid_correction_bound(double bound) { return bound == 0 || bound > 1; }
+
+// The command-line check of --correction-bound (train-cost-model, bootstrap): a UserError for a
+// bound without a manual model to bound corrections to, or an invalid one.
+void check_correction_bound_option(double bound, bool from_coefficients);
+
 // "schedforge-cost-model head1=8 head2=24 terms=28 pipeline=441 schedule=40" (this build's network
 // by default)
 std::string network_signature(int terms = kTerms, int schedule_features = kScheduleFeatures);

@@ -89,6 +89,12 @@ int check_pointwise_stages(const PipelineSpec &spec) {
     return checked;
 }
 
+// The pipeline of `seed` under the default generator config (the datasets' mix).
+PipelineSpec default_spec(uint64_t seed) {
+    return synthesize_pipeline(
+        load_generator_config(std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/default.yaml"), seed);
+}
+
 class ExprSemantics : public ::testing::TestWithParam<int> {};
 
 TEST_P(ExprSemantics, HalideMatchesInterpreterOnPointwiseStages) {
@@ -112,9 +118,7 @@ INSTANTIATE_TEST_SUITE_P(Seeds, ExprSemantics, ::testing::Range(0, 40));
 // compiled under no schedule: Halide 14's simplifier reported signed integer overflow folding it
 // (a dataset lost every sample of this pipeline). The builder folds such constants itself.
 TEST(ExprSemantics, WrappingConstantOperandsCompileAndMatchTheInterpreter) {
-    const GeneratorConfig cfg =
-        load_generator_config(std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/default.yaml");
-    const PipelineSpec spec = synthesize_pipeline(cfg, 18156234139965656997ULL);
+    const PipelineSpec spec = default_spec(18156234139965656997ULL);
     ASSERT_NE(spec.to_text().find("(add:i32 (const:i32 -8) (const:i32 -11))"), std::string::npos) << spec.to_text();
     EXPECT_GT(check_pointwise_stages(spec), 0);
 }
@@ -124,9 +128,7 @@ TEST(ExprSemantics, WrappingConstantOperandsCompileAndMatchTheInterpreter) {
 // overflow, so the pipeline compiled under no schedule (a dataset lost all its samples). The
 // builder now reinterprets the bits instead of casting them.
 TEST(ExprSemantics, WrappingResultsThatFoldAboveIntMaxCompileAndMatchTheInterpreter) {
-    const GeneratorConfig cfg =
-        load_generator_config(std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/default.yaml");
-    const PipelineSpec spec = synthesize_pipeline(cfg, 11420844545618819108ULL);
+    const PipelineSpec spec = default_spec(11420844545618819108ULL);
     const Node &lut = spec.nodes[4];
     ASSERT_EQ(lut.kind, StageKind::Lut) << spec.to_text();
     ASSERT_NE(spec.to_text().find("(const:i32 -12)"), std::string::npos) << spec.to_text();
@@ -145,9 +147,7 @@ TEST(ExprSemantics, WrappingResultsThatFoldAboveIntMaxCompileAndMatchTheInterpre
 // in scalar code and 156 where vectorized instead of -100 (a bootstrap round lost 13 of one
 // pipeline's 16 samples as wrong output). The builder keeps the casts apart with a reinterpret.
 TEST(ExprSemantics, SaturateThenWrapIsNotFoldedIntoAnUndefinedCast) {
-    const GeneratorConfig cfg =
-        load_generator_config(std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/default.yaml");
-    const PipelineSpec spec = synthesize_pipeline(cfg, 6312397245161005812ULL);
+    const PipelineSpec spec = default_spec(6312397245161005812ULL);
     ASSERT_NE(spec.to_text().find("(cast:f32 (cast:i8 (cast:u8 (load:f32 0))))"), std::string::npos) << spec.to_text();
     EXPECT_GT(check_pointwise_stages(spec), 0);
 }
