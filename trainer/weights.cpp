@@ -38,7 +38,12 @@ std::string one_line(std::string s) {
 }
 
 // Networks of earlier schedule feature versions: each added features and terms at the end only,
-// so their weights load widened, the new entries zero.
+// so their weights load widened, the new entries zero. None of these was trained with a
+// correction bound; when the current network (43 features, 31 terms) joins them, widening a
+// bounded file must also set the new terms' term_log_scale to log(kMinCoefficient), as
+// from_coefficients does for a zero coefficient: a zero row gives a bounded multiplier of about
+// 0.67, not 0, and the new terms would be priced at 0.67 ns per unit (held-out R² of v6 fell to
+// -1.27 when this was tried).
 struct LegacyNetwork {
     int schedule_feature_version, schedule_features, terms;
 };
