@@ -192,8 +192,6 @@ TEST(LearningCurveCli, GrowsTheTrainingSetAndScoresTheSameHeldOutPipelines) {
     expect_user_error(run(tool + " --out " + out + " --validation-fraction 0"), "--validation-fraction");
 }
 
-// The committed default weights (configs/weights/) fit this build's features and network, and
-// the search with them makes schedules that compute what compute_root computes.
 // Every weights file in configs/weights/ loads in this build (a stale one must be retrained:
 // configs/weights/README.md) and schedules pipelines that compute what compute_root computes.
 TEST(CommittedWeights, LoadAndScheduleCorrectly) {
