@@ -278,6 +278,17 @@ private:
         }
         return calls;
     }
+    // Library calls per point of `st` made by the Funcs inlined into it, through inlined chains.
+    double inlined_library_calls(const Stage &st) const {
+        double calls = 0;
+        for (int ei : st.incoming_edges) {
+            const Edge &e = dag_.edges[size_t(ei)];
+            if (!nest_.inlined(e.producer)) continue;
+            const Stage &p = dag_.nodes[size_t(e.producer)].stages[0]; // an inlined Func has no updates
+            calls += double(e.calls) * (p.library_calls_per_point + inlined_library_calls(p));
+        }
+        return calls;
+    }
     void featurize(StageRef s, ScheduleFeatures &f);
     void load_features(StageRef s, const std::vector<Load> &stage_loads, ScheduleFeatures &f);
     double bytes_read_past_cache(StageRef s, size_t num_loads, const ScheduleFeatures &f);
@@ -329,8 +340,7 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     f.native_vector_size = native_vector_width(dag_, s, target_);
     if (fs.compute.kind == Site::Inline) {
         f.inlined_calls = inlined_calls(s.node);
-        f.library_calls = f.inlined_calls * st.library_calls_per_point;
-        return;
+        return; // its library calls are its readers': they run in their loops, on their cores
     }
     const StageTiling &t = tiling(s);
 
@@ -345,7 +355,7 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     // and realization on average. Storage is never hoisted above the compute site yet
     // (storage_error), so no window slides.
     f.points_computed_total = totals_.points[size_t(s.node)][size_t(s.stage)];
-    f.library_calls = f.points_computed_total * st.library_calls_per_point;
+    f.library_calls = f.points_computed_total * (st.library_calls_per_point + inlined_library_calls(st));
     auto mean = [&](double count) { return count > 0 ? f.points_computed_total / count : 0.0; };
     f.points_computed_per_production = mean(f.num_productions); // never produced: 0
     f.points_computed_per_realization = mean(f.num_realizations);

@@ -32,9 +32,10 @@
 //     kSharedCacheBytesPerCore come from memory. Fusing a chain of stencils into strips whose intermediates fit in the
 //     cache is what it prices; without it, the model prefers tall strips (less recomputation) whose intermediates
 //     stream through memory.
-//   - library_calls (not in the paper): the stage's evaluations (its points, or for an inlined Func
-//     the times it is evaluated) times its calls per point into the C math library
-//     (Stage::library_calls_per_point). Halide 14 computes exp, log, pow and sqrt with vector code
+//   - library_calls (not in the paper): the stage's points times its calls per point into the C
+//     math library (Stage::library_calls_per_point), its own and those of the Funcs inlined into it
+//     (0 for an inlined Func: its calls run in its readers' loops, on their cores, and are divided
+//     by their parallelism, not counted once serially). Halide 14 computes exp, log, pow and sqrt with vector code
 //     of its own, but calls sinf, tanhf, atan2f, ... once per lane: 1-8 ns a point against
 //     hundredths for an add, which the op counts of the compute terms price alike.
 //   - accumulator_bytes_spilled (not in the paper): an update whose innermost reduction loop
