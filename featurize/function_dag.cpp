@@ -327,21 +327,40 @@ private:
     }
 };
 
-// The arguments of every call to `name` in a definition, in call-site order, with enclosing
-// let-bound variables substituted (a let variable is not a constant: its value may move with
-// the loops).
-std::vector<std::vector<Expr>> call_args_to(const Definition &def, const std::string &name) {
+// Every call to `name` in a definition, in call-site order, with enclosing let-bound variables
+// substituted (a let variable is not a constant: its value may move with the loops), and whether
+// it repeats an earlier call of the same expression: the same value at the same simplified
+// coordinates, which Halide's common-subexpression elimination loads once (harris's response
+// names each box sum two or three times: 72 call sites a point, 27 loads). Halide stores the
+// values of a Tuple one by one and finds common subexpressions per store, so a call repeated
+// in two values is loaded twice (nl_means's four sums each evaluate the weight: counted once,
+// the search inlined it, and the pipeline ran 2.2x slower).
+struct CallSite {
+    std::vector<Expr> args;
+    bool repeat = false;
+};
+std::vector<CallSite> call_sites_of(const Definition &def, const std::string &name) {
     std::vector<Expr> exprs = def.values(); // kept alive while the collected Call pointers are read
     exprs.insert(exprs.end(), def.args().begin(), def.args().end());
     if (def.predicate().defined()) exprs.push_back(def.predicate());
-    CollectCalls c;
+    std::vector<CallSite> found;
     for (Expr &e : exprs) {
         e = substitute_in_all_lets(e);
+        CollectCalls c;
         e.accept(&c);
-    }
-    std::vector<std::vector<Expr>> found;
-    for (const Call *call : c.calls) {
-        if (call->name == name) found.push_back(call->args);
+        std::vector<std::pair<int, std::vector<Expr>>> seen; // this expression's: value, coordinates
+        for (const Call *call : c.calls) {
+            if (call->name != name) continue;
+            std::vector<Expr> args;
+            for (const Expr &a : call->args) args.push_back(simplify(a));
+            const bool repeat = std::any_of(seen.begin(), seen.end(), [&](const auto &v) {
+                return v.first == call->value_index &&
+                       std::equal(args.begin(), args.end(), v.second.begin(),
+                                  [](const Expr &a, const Expr &b) { return equal(a, b); });
+            });
+            if (!repeat) seen.emplace_back(call->value_index, args);
+            found.push_back({call->args, repeat});
+        }
     }
     return found;
 }
@@ -1018,9 +1037,12 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 const int producer = dag.node_index(name);
                 if (producer < 0) continue; // not a Func or image of this pipeline
                 std::vector<Jacobian> jacobians;
-                for (const std::vector<Expr> &args : call_args_to(defs[si], name)) {
+                int calls = 0;
+                for (const CallSite &site : call_sites_of(defs[si], name)) {
                     Jacobian j;
-                    for (const Expr &call_arg : args) {
+                    j.repeat = site.repeat;
+                    calls += !site.repeat;
+                    for (const Expr &call_arg : site.args) {
                         const Expr arg = with_estimates(call_arg);
                         std::vector<JacobianEntry> row;
                         for (const Loop &l : st.loops) {
@@ -1039,7 +1061,7 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 e.producer = producer;
                 e.consumer_node = int(ni);
                 e.consumer_stage = int(si);
-                e.calls = int(jacobians.size());
+                e.calls = calls;
                 e.jacobians = std::move(jacobians);
                 if (!read_exprs.empty()) e.use = UseCondition::of(read_exprs, name, st.loops);
                 // Bounds the evaluator cannot take per tile (unbounded, or math it does not know)

@@ -82,6 +82,10 @@ using JacobianEntry = std::optional<Rational>;
 // One call site: jacobian[p][l] for producer dimension p and consumer loop l.
 struct Jacobian {
     std::vector<std::vector<JacobianEntry>> entries;
+    // The same call as an earlier site of its expression (same value, same simplified
+    // coordinates): Halide's common-subexpression elimination loads it once, so the schedule
+    // features count it once (the pipeline features count every site).
+    bool repeat = false;
     size_t producer_dims() const { return entries.size(); }
     size_t consumer_loops() const { return entries.empty() ? 0 : entries[0].size(); }
 };
@@ -187,11 +191,11 @@ private:
 
 struct Edge {
     int producer = -1, consumer_node = -1, consumer_stage = -1;
-    int calls = 0;    // call sites in the consumer stage
+    int calls = 0;    // call sites in the consumer stage, less repeats (Jacobian::repeat)
     UseCondition use; // whether the stage reads the producer at all (select conditions)
     // Per producer dimension, the required [min, max] over all call sites.
     SymbolicRegion region;
-    std::vector<Jacobian> jacobians; // per call site
+    std::vector<Jacobian> jacobians; // per call site, repeats included
     // The producer region needed for concrete consumer loop bounds (innermost first). The
     // second form reuses `out`'s storage: no allocation in the search's hot loop once it is sized.
     std::vector<Span> required(const std::vector<Span> &consumer_loop_bounds) const;

@@ -140,8 +140,8 @@ public:
                 }
             }
         }
-        // And the Funcs inlined into the retiled stages: their calls follow those loops.
-        for (bool grew = retiles_readers; grew;) {
+        // And the Funcs inlined into affected stages: their calls and parallelism follow those loops.
+        for (bool grew = true; grew;) {
             grew = false;
             for (size_t n = 0; n < dag_.nodes.size(); n++) {
                 if (affected[n] || !nest_.inlined(int(n))) continue;
@@ -197,10 +197,13 @@ private:
     std::vector<Load> loads(StageRef s) const {
         std::vector<Load> out;
         const Stage &st = stage(s);
-        for (const Jacobian &j : st.self_calls) out.push_back({s.node, j});
+        for (const Jacobian &j : st.self_calls) {
+            if (!j.repeat) out.push_back({s.node, j});
+        }
         for (int ei : st.incoming_edges) {
             const Edge &e = dag_.edges[size_t(ei)];
             for (const Jacobian &j : e.jacobians) {
+                if (j.repeat) continue; // loaded once, at its first site
                 if (!nest_.inlined(e.producer)) {
                     out.push_back({e.producer, j});
                     continue;
@@ -268,15 +271,29 @@ private:
     double working_set_at(const Site &site, int node) {
         return site.kind == Site::At ? working_set_within(site) : working_set_of_func(node);
     }
+    // Times the consumer of `e` evaluates its producer inlined: its calls per point, times its
+    // points (or, itself inlined, its own evaluations).
+    double evaluations(const Edge &e) {
+        return double(e.calls) * (nest_.inlined(e.consumer_node) ? inlined_calls(e.consumer_node)
+                                                                 : points_total_[{e.consumer_node, e.consumer_stage}]);
+    }
     double inlined_calls(int node) {
         double calls = 0;
+        for (int ei : dag_.nodes[size_t(node)].outgoing_edges) calls += evaluations(dag_.edges[size_t(ei)]);
+        return calls;
+    }
+    // The parallel tasks around the reader that evaluates the inlined `node` most often.
+    double readers_parallelism(int node) {
+        double most = -1, tasks = 1;
         for (int ei : dag_.nodes[size_t(node)].outgoing_edges) {
             const Edge &e = dag_.edges[size_t(ei)];
-            calls +=
-                double(e.calls) * (nest_.inlined(e.consumer_node) ? inlined_calls(e.consumer_node)
-                                                                  : points_total_[{e.consumer_node, e.consumer_stage}]);
+            const double calls = evaluations(e);
+            if (calls <= most) continue;
+            most = calls;
+            tasks = nest_.inlined(e.consumer_node) ? readers_parallelism(e.consumer_node)
+                                                   : parallel_trips(root_stage({e.consumer_node, e.consumer_stage}));
         }
-        return calls;
+        return tasks;
     }
     // Library calls per point of `st` made by the Funcs inlined into it, through inlined chains.
     double inlined_library_calls(const Stage &st) const {
@@ -340,7 +357,11 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     f.native_vector_size = native_vector_width(dag_, s, target_);
     if (fs.compute.kind == Site::Inline) {
         f.inlined_calls = inlined_calls(s.node);
-        return; // its library calls are its readers': they run in their loops, on their cores
+        // Its evaluations run in its readers' loops, on their cores: the compute terms divide by
+        // the parallelism of the reader that calls it most (its library calls count as its readers').
+        f.inner_parallelism = 1;
+        f.outer_parallelism = readers_parallelism(s.node);
+        return;
     }
     const StageTiling &t = tiling(s);
 

@@ -10,7 +10,11 @@
 //     allocations from every tile class (LoopNestBounds::run_totals); bytes = points x
 //     bytes per point; "lines" = contiguous rows of memory = the product of all extents but the
 //     innermost;
-//   - reads look through inlined Funcs to what they read, composing Jacobians;
+//   - reads look through inlined Funcs to what they read, composing Jacobians; identical calls
+//     in one expression count once (Halide's common-subexpression elimination loads them once;
+//     Jacobian::repeat);
+//   - an inlined Func runs in its readers' loops: its parallelism (inner 1, outer the tasks
+//     around the reader that evaluates it most) is theirs, so its compute divides by their cores;
 //   - a task is one iteration of the parallel loop of the root-level stage whose loops contain
 //     the stage (or of its own parallel loop); without parallelism, one production;
 //   - working sets sum the allocations made within one iteration of a site (storage at or

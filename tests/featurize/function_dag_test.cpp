@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace schedforge::featurize {
 namespace {
 
@@ -214,6 +216,31 @@ TEST(FunctionDAG, LetBoundIndicesFollowTheirLoops) {
     EXPECT_EQ(values(e.jacobians[0]), (std::vector<std::vector<double>>{{2}}));
     EXPECT_EQ(values(e.jacobians[1]), (std::vector<std::vector<double>>{{2}}));
     EXPECT_EQ(e.required({{0, 9}}), (std::vector<Span>{{1, 20}}));
+}
+
+// Halide's common-subexpression elimination loads an identical call once within one expression:
+// a definition that names f(x) three times (as harris's response names its box sums) reads f once
+// there, and once at x + 1. The values of a Tuple are distinct loads; and each value of a Tuple
+// definition is stored, and its common subexpressions found, on its own.
+TEST(FunctionDAG, IdenticalCallsInOneExpressionCountOnce) {
+    ImageParam in(Float(32), 1, "in");
+    Var x("x");
+    Func f("f"), g("g"), t("t"), h("h"), u("u");
+    f(x) = in(x)*2.0f;
+    g(x) = f(x) * f(x) + f(x + 1) - f(x + 0);
+    t(x) = {in(x), in(x) + 1.0f};
+    h(x) = g(x) + t(x)[0] * t(x)[0] + t(x)[1];
+    u(x) = {h(x) * 2.0f, h(x) + 1.0f};
+    in.set_estimates({{0, 101}});
+    u.set_estimates({{0, 100}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(u));
+    const Edge &fg = edge_between(dag, "f", "g");
+    EXPECT_EQ(fg.calls, 2);
+    ASSERT_EQ(fg.jacobians.size(), 4u); // every site, for the pipeline features
+    EXPECT_EQ(std::count_if(fg.jacobians.begin(), fg.jacobians.end(), [](const Jacobian &j) { return j.repeat; }), 2);
+    EXPECT_EQ(edge_between(dag, "t", "h").calls, 2);
+    EXPECT_EQ(edge_between(dag, "g", "h").calls, 1);
+    EXPECT_EQ(edge_between(dag, "h", "u").calls, 2);
 }
 
 TEST(FunctionDAG, FloatParamsKeepTheirTypeUnderEstimates) {

@@ -505,6 +505,34 @@ TEST(ScheduleFeatures, LibraryCallsAreEvaluationsTimesTheWeightedCallsPerPoint) 
     EXPECT_EQ(calls(Site::inlined()), std::make_pair(0.0, 2 * 64.0 * 32 * 5.5));
 }
 
+// An inlined Func runs in its reader's loops, on its reader's cores: its compute terms divide by
+// the reader's parallel tasks, as the reader's own do.
+TEST(ScheduleFeatures, AnInlinedFuncHasItsReadersParallelism) {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func f("f"), g("g");
+    f(x, y) = in(x, y) * in(x, y) + 1.0f;
+    g(x, y) = f(x, y) + f(x, y + 1);
+    in.set_estimates({{0, 64}, {0, 33}});
+    g.set_estimates({{0, 64}, {0, 32}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(g));
+    const int g_node = node_of(dag, "g"), f_node = node_of(dag, "f"), in_im = node_of(dag, "in_im");
+    for (const bool parallel : {false, true}) {
+        LoopNest n(dag);
+        // g at root in tiles of 64 x 8: 4 of them, in parallel or not.
+        n.funcs[size_t(g_node)] = {Site::root(), Site::root(), {{{{64, 8}}, 0, 8, parallel, false}}};
+        n.funcs[size_t(f_node)] = {Site::inlined(), Site::inlined(), {}};
+        n.funcs[size_t(in_im)] = {Site::inlined(), Site::inlined(), {}};
+        ASSERT_EQ(n.validate(dag), "");
+        const auto all = compute_schedule_features(dag, n, kAvx2);
+        const ScheduleFeatures &g_features = features(all, g_node), &f_features = features(all, f_node);
+        EXPECT_EQ(g_features.inner_parallelism, parallel ? 4 : 1);
+        EXPECT_EQ(f_features.inner_parallelism, 1);
+        EXPECT_EQ(f_features.outer_parallelism, parallel ? 4 : 1);
+        EXPECT_EQ(f_features.inlined_calls, 2 * 64.0 * 32);
+    }
+}
+
 // The conv layer of fixtures.h. Nodes: relu, conv, then the ImageParams' wrappers and inputs.
 struct ConvLayer : testing::ConvLayerPipeline {
     FunctionDAG dag;
