@@ -271,29 +271,27 @@ private:
     double working_set_at(const Site &site, int node) {
         return site.kind == Site::At ? working_set_within(site) : working_set_of_func(node);
     }
-    // Times the consumer of `e` evaluates its producer inlined: its calls per point, times its
-    // points (or, itself inlined, its own evaluations).
-    double evaluations(const Edge &e) {
-        return double(e.calls) * (nest_.inlined(e.consumer_node) ? inlined_calls(e.consumer_node)
-                                                                 : points_total_[{e.consumer_node, e.consumer_stage}]);
-    }
-    double inlined_calls(int node) {
-        double calls = 0;
-        for (int ei : dag_.nodes[size_t(node)].outgoing_edges) calls += evaluations(dag_.edges[size_t(ei)]);
-        return calls;
-    }
-    // The parallel tasks around the reader that evaluates the inlined `node` most often.
-    double readers_parallelism(int node) {
-        double most = -1, tasks = 1;
+    // How an inlined Func is evaluated: the times in all (its readers' calls per point times their
+    // points, or, a reader itself inlined, its evaluations), and the parallel tasks around the
+    // reader that evaluates it most. One walk up the inlined chain for both.
+    struct InlinedUse {
+        double evaluations = 0, tasks = 1;
+    };
+    InlinedUse inlined_use(int node) {
+        InlinedUse use;
+        double most = -1;
         for (int ei : dag_.nodes[size_t(node)].outgoing_edges) {
             const Edge &e = dag_.edges[size_t(ei)];
-            const double calls = evaluations(e);
-            if (calls <= most) continue;
-            most = calls;
-            tasks = nest_.inlined(e.consumer_node) ? readers_parallelism(e.consumer_node)
-                                                   : parallel_trips(root_stage({e.consumer_node, e.consumer_stage}));
+            const bool inlined = nest_.inlined(e.consumer_node);
+            const InlinedUse reader = inlined ? inlined_use(e.consumer_node) : InlinedUse{};
+            const double n =
+                double(e.calls) * (inlined ? reader.evaluations : points_total_[{e.consumer_node, e.consumer_stage}]);
+            use.evaluations += n;
+            if (n <= most) continue;
+            most = n;
+            use.tasks = inlined ? reader.tasks : parallel_trips(root_stage({e.consumer_node, e.consumer_stage}));
         }
-        return tasks;
+        return use;
     }
     // Library calls per point of `st` made by the Funcs inlined into it, through inlined chains.
     double inlined_library_calls(const Stage &st) const {
@@ -356,11 +354,12 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     f.innermost_bytes_at_root = innermost(n.region_at_root) * bpp(s.node);
     f.native_vector_size = native_vector_width(dag_, s, target_);
     if (fs.compute.kind == Site::Inline) {
-        f.inlined_calls = inlined_calls(s.node);
         // Its evaluations run in its readers' loops, on their cores: the compute terms divide by
         // the parallelism of the reader that calls it most (its library calls count as its readers').
+        const InlinedUse use = inlined_use(s.node);
+        f.inlined_calls = use.evaluations;
         f.inner_parallelism = 1;
-        f.outer_parallelism = readers_parallelism(s.node);
+        f.outer_parallelism = use.tasks;
         return;
     }
     const StageTiling &t = tiling(s);
