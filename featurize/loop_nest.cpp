@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -607,6 +608,31 @@ int64_t LoopNestBounds::iterations(const Site &site) {
     int64_t n = iterations(nest_.compute_site(site.stage));
     for (int k = 0; k <= site.level; k++) n *= level_trips(site.stage, k);
     return n;
+}
+
+LoopNestBounds::GuardedVectors LoopNestBounds::guarded_vectors(StageRef s) {
+    const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
+    const size_t l = size_t(t.vector_loop);
+    // The valid extents of the tiles of each level (with their counts), down to the vectors:
+    // every tile loop runs the trips of a whole tile of the level above (the nominal extent).
+    int64_t nominal = production_bounds(s)[l].extent();
+    std::map<int64_t, int64_t> valid = {{std::max<int64_t>(nominal, 0), 1}};
+    for (int k = 0; k < t.levels(); k++) {
+        const int64_t tile = std::max<int64_t>(1, tile_extent(s, k, l, nominal));
+        const int64_t trips = ceil_div(nominal, tile);
+        std::map<int64_t, int64_t> next;
+        for (const auto &[n, count] : valid) {
+            const int64_t full = std::min(n / tile, trips), rest = n - full * tile;
+            if (full > 0) next[tile] += full * count;
+            if (full < trips) next[std::min(rest, tile)] += count;       // partial (or empty)
+            if (full + 1 < trips) next[0] += (trips - full - 1) * count; // empty
+        }
+        valid = std::move(next);
+        nominal = tile;
+    }
+    GuardedVectors v;
+    for (const auto &[n, count] : valid) (n >= nominal ? v.whole : n > 0 ? v.partial : v.empty) += count;
+    return v;
 }
 
 int64_t LoopNestBounds::points_per_production(StageRef s) {

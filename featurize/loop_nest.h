@@ -212,6 +212,13 @@ public:
     // Points the stage computes per production: whole tiles where tails shift inwards (they
     // overlap and recompute), each point once where tails are guarded (guards_tails).
     int64_t points_per_production(StageRef s);
+    // Along the vectorized loop of a stage with guarded tails, in one production: the whole
+    // vectors, and the predicated ones (a partial vector at each tile's bound, and the slots
+    // past it that a tail tile keeps from a whole tile's trips: Halide 14 runs them all lanes off).
+    struct GuardedVectors {
+        int64_t whole = 0, partial = 0, empty = 0;
+    };
+    GuardedVectors guarded_vectors(StageRef s);
 
     // What a stage computes and a Func allocates over the whole run. Regions inside a loop nest
     // vary from tile to tile (partial tails, clamped edges), so one representative tile does

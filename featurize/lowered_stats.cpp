@@ -465,6 +465,8 @@ public:
                 s.index = st.index;
                 fs.stages.push_back(&s);
                 fs.stage_points.emplace_back(n.types.size(), 0);
+                fs.stage_vectors.emplace_back(n.types.size(), 0);
+                fs.stage_scalars.emplace_back(n.types.size(), 0);
             }
             buffers_[n.name] = {int(ni), 0};
             if (n.types.size() > 1) {
@@ -494,10 +496,11 @@ private:
     struct FuncState {
         LoweredFuncStats *stats = nullptr;
         std::vector<LoweredStageStats *> stages;
-        std::vector<std::vector<int64_t>> stage_points; // per stage, per Tuple element
-        std::vector<int64_t> component_bytes;           // largest allocation per Tuple element
-        std::vector<int> loop_stages;                   // stages of the enclosing loops of this Func
-        int last_stage = -1;                            // in the current production, see store()
+        std::vector<std::vector<int64_t>> stage_points;                 // per stage, per Tuple element
+        std::vector<std::vector<int64_t>> stage_vectors, stage_scalars; // likewise (LoweredStageStats)
+        std::vector<int64_t> component_bytes;                           // largest allocation per Tuple element
+        std::vector<int> loop_stages;                                   // stages of the enclosing loops of this Func
+        int last_stage = -1;                                            // in the current production, see store()
         bool last_store_loopless = false;
     };
 
@@ -749,21 +752,26 @@ private:
         LoweredStageStats &st = *fs.stages[size_t(stage)];
         const int lanes = op->value.type().lanes();
         st.vector_size = std::max(st.vector_size, lanes);
-        if (c.unknown) return mark(st.unknown, "points_computed_total", *c.unknown);
+        auto unknown = [&](const std::string &why) {
+            for (const char *m : {"points_computed_total", "num_vectors", "num_scalars"}) mark(st.unknown, m, why);
+        };
+        if (c.unknown) return unknown(*c.unknown);
         int64_t active = lanes;
-        if (op->predicate.defined() && !is_const_one(op->predicate)) {
+        const bool predicated = op->predicate.defined() && !is_const_one(op->predicate);
+        if (predicated) {
             active = 0;
             for (int l = 0; l < lanes; l++) {
                 std::string why;
                 std::optional<Val> p = eval_.try_eval(op->predicate, why, l);
-                if (!p) {
-                    return mark(st.unknown, "points_computed_total",
-                                "the predicate of a store to " + op->name + ": " + why);
-                }
+                if (!p) return unknown("the predicate of a store to " + op->name + ": " + why);
                 active += p->truth() ? 1 : 0;
             }
         }
-        fs.stage_points[size_t(stage)][size_t(owner->second)] += c.mult * active;
+        const size_t si = size_t(stage), e = size_t(owner->second);
+        fs.stage_points[si][e] += c.mult * active;
+        // A predicated vector runs every lane, whichever are on.
+        (lanes > 1 && !predicated ? fs.stage_vectors[si][e] : fs.stage_scalars[si][e]) +=
+            c.mult * (lanes > 1 && !predicated ? 1 : lanes);
     }
 
     void if_then_else(const IfThenElse *op, const Ctx &c) {
@@ -800,8 +808,10 @@ private:
                 for (int64_t b : fs.component_bytes) f.bytes_at_realization += b;
             }
             for (size_t si = 0; si < fs.stages.size(); si++) {
-                const std::vector<int64_t> &p = fs.stage_points[si];
-                fs.stages[si]->points_computed_total = *std::max_element(p.begin(), p.end());
+                auto most = [](const std::vector<int64_t> &v) { return *std::max_element(v.begin(), v.end()); };
+                fs.stages[si]->points_computed_total = most(fs.stage_points[si]);
+                fs.stages[si]->num_vectors = most(fs.stage_vectors[si]);
+                fs.stages[si]->num_scalars = most(fs.stage_scalars[si]);
             }
         }
         result_.approximated_loops.assign(approximated_.begin(), approximated_.end());

@@ -58,6 +58,10 @@ struct LoweredStageStats {
     // Scalar points stored over the whole run: a vector store counts its active lanes (a
     // predicated store only the lanes whose predicate holds); for a Tuple, the most of any element.
     int64_t points_computed_total = 0;
+    // Executions of its unpredicated vector stores, and the lanes of its predicated vector stores
+    // (all of them, on or off: the vector runs whole) and of its scalar stores; for a Tuple, the
+    // most of any element.
+    int64_t num_vectors = 0, num_scalars = 0;
     // Product of the extents of this stage's parallel loops nested inside one production (the
     // largest over productions); 1 for a produced stage with no parallel loop, 0 if never produced.
     int64_t inner_parallelism = 0;

@@ -5,7 +5,7 @@
 //   autoschedule (--app NAME | --pipeline SEED [--config GENERATOR.yaml])
 //                [--search-config SEARCH.yaml] [--beam 32] [--passes 5] [--dropout 1] [--seed 0]
 //                [--cores N] [--threads N] [--features] [--check] [--benchmark]
-//                [--nest FILE | --nest-out FILE]
+//                [--nest FILE | --nest-out FILE] [--stmt FILE]
 //
 // Flags override the search config, which overrides the built-in defaults
 // (configs/search/default.yaml documents them). --check compiles the schedule and compares its
@@ -13,7 +13,8 @@
 // with the benchmark runner (isolated workers, which also check the output); the workers search
 // for themselves, since they are forked before this process starts any thread. --nest-out writes
 // the schedule as a LoopNest (featurize/loop_nest_text.h, what datasets store); --nest reads one
-// instead of searching, so that a hand-edited variant can be costed, checked and timed.
+// instead of searching, so that a hand-edited variant can be costed, checked and timed. --stmt
+// writes Halide's lowered statement of the schedule (the loops and vectors the features predict).
 #include "apps/app.h"
 #include "common/yaml_reader.h"
 #include "featurize/apply.h"
@@ -134,7 +135,7 @@ void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &o
 
 int main(int argc, char **argv) {
     CLI::App app{"Schedule a pipeline with schedforge's beam search.", "autoschedule"};
-    std::string app_name, generator_config, search_config, weights, nest_in, nest_out;
+    std::string app_name, generator_config, search_config, weights, nest_in, nest_out, stmt_out;
     std::optional<uint64_t> pipeline_seed;
     std::optional<int> beam, passes, cores, threads;
     std::optional<double> dropout;
@@ -159,6 +160,7 @@ int main(int argc, char **argv) {
         app.add_option("--nest", nest_in, "Schedule with this LoopNest text instead of searching (search flags unused)")
             ->check(CLI::ExistingFile);
     app.add_option("--nest-out", nest_out, "Write the searched schedule as LoopNest text")->excludes(nest_in_opt);
+    app.add_option("--stmt", stmt_out, "Write Halide's lowered statement of the schedule to this file");
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         if (app_name.empty() && !pipeline_seed) throw UserError("give --app NAME or --pipeline SEED");
         ss::SearchOptions options =
@@ -252,6 +254,12 @@ int main(int argc, char **argv) {
                               << "\n";
                 }
             }
+        }
+        if (!stmt_out.empty()) { // the code Halide makes of it: what the features must predict
+            Subject lowered = build();
+            sf::apply(sf::FunctionDAG::build(lowered.pipeline), r.nest);
+            lowered.pipeline.compile_to_lowered_stmt(stmt_out, lowered.pipeline.infer_arguments(), Halide::Text,
+                                                     target);
         }
         if (check) {
             const Halide::Target strict = target.with_feature(Halide::Target::StrictFloat);
