@@ -92,8 +92,8 @@ class LoopNest;
     X(allocation_bytes_read_per_realization, "bytes of the allocations of the producers read")                         \
     X(vector_size, "SIMD width the stage is computed at (1: scalar)")                                                  \
     X(native_vector_size, "native SIMD width of the narrowest type the stage uses (schedule-invariant)")               \
-    X(num_vectors, "SIMD vectors computed: whole ones, and guarded ones wholly past the bound")                        \
-    X(num_scalars, "points computed as scalar code (unvectorized stages, vector tails)")                               \
+    X(num_vectors, "whole SIMD vectors computed")                                                                      \
+    X(num_scalars, "scalar points (unvectorized stages) and lanes of predicated vectors (guarded tails)")              \
     X(scalar_loads_per_vector, "scalar loads per vector: broadcasts, gathers, strides over 4")                         \
     X(vector_loads_per_vector, "dense vector loads per vector; stride-s loads (s <= 4) count s")                       \
     X(scalar_loads_per_scalar, "loads per scalar point")                                                               \

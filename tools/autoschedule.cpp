@@ -3,7 +3,7 @@
 // features and cost terms.
 //
 //   autoschedule (--app NAME | --pipeline SEED [--config GENERATOR.yaml])
-//                [--search-config SEARCH.yaml] [--beam 32] [--passes 5] [--dropout 1] [--seed 0]
+//                [--search-config SEARCH.yaml] [--beam 64] [--passes 1] [--dropout 1] [--seed 0]
 //                [--cores N] [--threads N] [--features] [--check] [--benchmark]
 //                [--nest FILE | --nest-out FILE] [--stmt FILE]
 //
@@ -186,6 +186,8 @@ int main(int argc, char **argv) {
         auto build = [spec, app_name]() { return build_subject(spec, app_name); };
         const bool given_nest = !nest_in.empty();
         const std::string nest_text = given_nest ? schedforge::yaml::read_file(nest_in) : "";
+        if (!stmt_out.empty() && !std::ofstream(stmt_out, std::ios::trunc)) // Halide would fail silently
+            throw UserError(stmt_out + ": cannot write");
         if (given_nest) { // refused here, with its line, rather than in a worker
             Subject s = build();
             const sf::FunctionDAG dag = sf::FunctionDAG::build(s.pipeline);

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 namespace {
 
 using namespace schedforge::testing;
@@ -27,6 +30,21 @@ TEST(Autoschedule, RandomPipelineWithASearchConfigPrintsFeatures) {
     EXPECT_NE(r.out.find("points_computed_total = "), std::string::npos);
     EXPECT_NE(r.out.find("term.vector_compute = "), std::string::npos);
     EXPECT_EQ(r.out.find("pass 2: "), std::string::npos) << "the config asked for one pass";
+    fs::remove_all(dir);
+}
+
+TEST(Autoschedule, WritesTheLoweredStatementOfTheSchedule) {
+    const fs::path dir = scratch("autoschedule_stmt");
+    const std::string stmt = (dir / "schedule.stmt").string();
+    const Result missing = run(autoschedule("--pipeline 4 --config " + kSmallConfig + " --beam 2 --stmt " + stmt));
+    EXPECT_EQ(missing.exit_code, 2) << "no such folder yet";
+    EXPECT_NE(missing.err.find("schedule.stmt: cannot write"), std::string::npos) << missing.err;
+    fs::create_directories(dir);
+    const Result r = run(autoschedule("--pipeline 4 --config " + kSmallConfig + " --beam 2 --stmt " + stmt));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream in(stmt);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("produce "), std::string::npos) << text.substr(0, 500);
     fs::remove_all(dir);
 }
 
