@@ -770,8 +770,11 @@ private:
         const size_t si = size_t(stage), e = size_t(owner->second);
         fs.stage_points[si][e] += c.mult * active;
         // A predicated vector runs every lane, whichever are on.
-        (lanes > 1 && !predicated ? fs.stage_vectors[si][e] : fs.stage_scalars[si][e]) +=
-            c.mult * (lanes > 1 && !predicated ? 1 : lanes);
+        if (lanes > 1 && !predicated) {
+            fs.stage_vectors[si][e] += c.mult;
+        } else {
+            fs.stage_scalars[si][e] += c.mult * lanes;
+        }
     }
 
     void if_then_else(const IfThenElse *op, const Ctx &c) {
@@ -807,8 +810,8 @@ private:
                 f.bytes_at_realization = 0;
                 for (int64_t b : fs.component_bytes) f.bytes_at_realization += b;
             }
+            auto most = [](const std::vector<int64_t> &v) { return *std::max_element(v.begin(), v.end()); };
             for (size_t si = 0; si < fs.stages.size(); si++) {
-                auto most = [](const std::vector<int64_t> &v) { return *std::max_element(v.begin(), v.end()); };
                 fs.stages[si]->points_computed_total = most(fs.stage_points[si]);
                 fs.stages[si]->num_vectors = most(fs.stage_vectors[si]);
                 fs.stages[si]->num_scalars = most(fs.stage_scalars[si]);

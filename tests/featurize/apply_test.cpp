@@ -125,6 +125,14 @@ INSTANTIATE_TEST_SUITE_P(Apps, AppLoopNests, ::testing::ValuesIn(apps::app_names
 // A scan computed inside a tile of its consumer: in every tile Halide computes the pure
 // definition over all the rows the update reads and allocates the rows it writes, whatever rows
 // the tile needs, and the features say so.
+
+// Every Func the nest leaves unscheduled, inlined.
+void inline_the_rest(const FunctionDAG &dag, LoopNest &nest) {
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        if (!dag.nodes[n].is_input && !nest.scheduled(int(n))) nest.funcs[n] = {Site::inlined(), Site::inlined(), {}};
+    }
+}
+
 // `out` at root with the given tiling of its pure definition; `producer` (every stage untiled)
 // computed once per iteration of out's level 0; every other Func inlined. Predicted features
 // and the lowering oracle's measurements of the producer.
@@ -147,10 +155,7 @@ struct PerTileProducer {
         nest.funcs[size_t(producer)] = {
             Site::at({out, 0}, 0), Site::at({out, 0}, 0),
             std::vector<StageTiling>(dag.nodes[size_t(producer)].stages.size(), producer_tiling)};
-        for (size_t n = 0; n < dag.nodes.size(); n++) {
-            if (!dag.nodes[n].is_input && !nest.scheduled(int(n)))
-                nest.funcs[n] = {Site::inlined(), Site::inlined(), {}};
-        }
+        inline_the_rest(dag, nest);
         EXPECT_EQ(nest.validate(dag), "");
     }
     ScheduleFeatures predicted(int stage = 0) const {
@@ -244,10 +249,7 @@ TEST(FeatureAgreement, GuardedTailTilesRunTheirVectorsPastTheBound) {
         LoopNest nest(dag);
         nest.funcs[size_t(by)] = {Site::root(), Site::root(), {{{{48, 48}}, 0, 16, false, false}}};
         nest.funcs[size_t(bx)] = {Site::root(), Site::root(), {{{{c.tile, 50}}, 0, 16, false, false}}};
-        for (size_t n = 0; n < dag.nodes.size(); n++) {
-            if (!dag.nodes[n].is_input && !nest.scheduled(int(n)))
-                nest.funcs[n] = {Site::inlined(), Site::inlined(), {}};
-        }
+        inline_the_rest(dag, nest);
         ASSERT_EQ(nest.validate(dag), "");
         const Halide::Target target = strict_target();
         ScheduleFeatures x, y;
