@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -466,6 +467,32 @@ std::vector<Span> LoopNestBounds::tile_bounds(StageRef s, int level) {
     return b;
 }
 
+namespace {
+// Tiles of equal span merged into one class (counts summed), in order of first appearance. With
+// windows at several levels there are hundreds, so they are sorted rather than searched.
+std::vector<LoopNestBounds::TileClass> merge_classes(std::vector<LoopNestBounds::TileClass> tiles) {
+    std::vector<uint32_t> order(tiles.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        const Span &x = tiles[a].span, &y = tiles[b].span;
+        return x.min != y.min ? x.min < y.min : x.max < y.max;
+    });
+    std::vector<bool> first(tiles.size(), false);
+    for (size_t i = 0; i < order.size();) {
+        const uint32_t head = order[i]; // the first to appear: stable_sort keeps it ahead
+        first[head] = true;
+        for (i++; i < order.size() && tiles[order[i]].span == tiles[head].span; i++)
+            tiles[head].count += tiles[order[i]].count;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < tiles.size(); i++) {
+        if (first[i]) tiles[kept++] = tiles[i];
+    }
+    tiles.resize(kept);
+    return tiles;
+}
+} // namespace
+
 std::vector<std::vector<LoopNestBounds::TileClass>> LoopNestBounds::tile_classes(StageRef s, int level,
                                                                                  int64_t window) {
     const auto [b, first] = tiling_start(s, level);
@@ -476,16 +503,8 @@ std::vector<std::vector<LoopNestBounds::TileClass>> LoopNestBounds::tile_classes
     for (size_t l = 0; l < b.size(); l++) {
         std::vector<TileClass> cur{{b[l], 1}};
         for (int k = first; k <= deepest; k++) {
-            std::vector<TileClass> next;
-            auto add = [&](const Span &span, int64_t count) {
-                for (TileClass &c : next) {
-                    if (c.span == span) {
-                        c.count += count;
-                        return;
-                    }
-                }
-                next.push_back({span, count});
-            };
+            std::vector<TileClass> next; // every tile, merged into classes below
+            auto add = [&](const Span &span, int64_t count) { next.push_back({span, count}); };
             // Halide tests a guarded bound in the loop's innermost tile loop: where that is
             // further in, this level's loop keeps the trips of a whole tile in a tail tile, and
             // those past the bound run empty (unless they do nothing: RunTotalsWalk::pinned).
@@ -509,7 +528,7 @@ std::vector<std::vector<LoopNestBounds::TileClass>> LoopNestBounds::tile_classes
                 for (int64_t i = n; i < n + std::min<int64_t>(empty, 2); i++) add(split.tile(i), c.count);
                 if (empty > 2) add(split.tile(split.count() - 1), c.count * (empty - 2));
             }
-            cur = std::move(next);
+            cur = merge_classes(std::move(next));
         }
         out[l] = std::move(cur);
     }

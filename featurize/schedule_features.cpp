@@ -73,8 +73,9 @@ struct Load {
 class Featurizer {
 public:
     Featurizer(const FunctionDAG &dag, const LoopNest &nest, const Halide::Target &target)
-        : dag_(dag), nest_(nest), target_(target), b_(dag, nest) {
+        : dag_(dag), nest_(nest), target_(target), b_(dag, nest), points_total_(dag.nodes.size()) {
         for (size_t i = 0; i < dag.nodes.size(); i++) {
+            points_total_[i].assign(dag.nodes[i].stages.size(), 0.0);
             const FuncSchedule &fs = nest.funcs[i];
             if (dag.nodes[i].is_output || (fs.store.kind != Site::Root && fs.store.kind != Site::At)) continue;
             const Region &r = b_.region(int(i), fs.store);
@@ -88,6 +89,8 @@ public:
     std::vector<StageFeatures> run(const std::vector<StageFeatures> *parent = nullptr,
                                    const std::vector<bool> *affected = nullptr, int64_t *reused = nullptr) {
         std::vector<StageFeatures> out;
+        out.reserve(size_t(std::accumulate(dag_.nodes.begin(), dag_.nodes.end(), size_t(0),
+                                           [](size_t n, const Node &node) { return n + node.stages.size(); })));
         totals_ = b_.run_totals(affected);
         const double at_root = working_set_within(Site::root());
         for (size_t i = 0; i < dag_.nodes.size(); i++) {
@@ -103,7 +106,7 @@ public:
                 } else if (sf.scheduled) {
                     featurize({int(i), int(s)}, sf.features);
                 }
-                if (sf.scheduled) points_total_[{int(i), int(s)}] = sf.features.points_computed_total;
+                if (sf.scheduled) points_total_[i][s] = sf.features.points_computed_total;
                 out.push_back(sf);
             }
         }
@@ -285,7 +288,8 @@ private:
             const bool inlined = nest_.inlined(e.consumer_node);
             const InlinedUse reader = inlined ? inlined_use(e.consumer_node) : InlinedUse{};
             const double n =
-                double(e.calls) * (inlined ? reader.evaluations : points_total_[{e.consumer_node, e.consumer_stage}]);
+                double(e.calls) *
+                (inlined ? reader.evaluations : points_total_[size_t(e.consumer_node)][size_t(e.consumer_stage)]);
             use.evaluations += n;
             if (n <= most) continue;
             most = n;
@@ -340,9 +344,9 @@ private:
     const LoopNest &nest_;
     const Halide::Target &target_;
     LoopNestBounds b_;
-    std::vector<Allocation> allocations_; // every non-output Func with storage
-    std::map<std::pair<int, int>, double> points_total_;
-    LoopNestBounds::RunTotals totals_; // over every tile of every site
+    std::vector<Allocation> allocations_;           // every non-output Func with storage
+    std::vector<std::vector<double>> points_total_; // per node and stage, once featurized
+    LoopNestBounds::RunTotals totals_;              // over every tile of every site
 };
 
 void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {

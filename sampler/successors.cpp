@@ -31,22 +31,48 @@ std::vector<int64_t> extents_within(int64_t outer, bool odd) {
     return e;
 }
 
-// Every combination of per-loop choices (loops without choices keep `fixed`), at most `cap`.
-std::vector<std::vector<int64_t>> products(const std::vector<std::vector<int64_t>> &choices, size_t cap) {
-    std::vector<std::vector<int64_t>> out{{}};
-    for (const std::vector<int64_t> &c : choices) {
-        std::vector<std::vector<int64_t>> next;
-        for (const std::vector<int64_t> &prefix : out) {
-            for (int64_t v : c) {
-                if (next.size() >= cap) break;
-                next.push_back(prefix);
-                next.back().push_back(v);
-            }
-        }
-        out = std::move(next);
+// The combinations of per-loop choices, loop 0 varying slowest, cut to the first `cap`; held as
+// indices and decoded on demand, as the search thins thousands of them to a few dozen.
+class ShapeProduct {
+public:
+    ShapeProduct(const std::vector<std::vector<int64_t>> &choices, size_t cap) : choices_(choices) {
+        size_t n = 1;
+        for (const auto &c : choices) n = std::min(cap, n * c.size());
+        size_ = n;
     }
-    return out;
-}
+    size_t size() const { return size_; }
+    std::vector<int64_t> at(size_t i) const {
+        std::vector<int64_t> shape(choices_.size());
+        at(i, shape);
+        return shape;
+    }
+    void at(size_t i, std::vector<int64_t> &shape) const {
+        for (size_t l = choices_.size(); l-- > 0;) {
+            shape[l] = choices_[l][i % choices_[l].size()];
+            i /= choices_[l].size();
+        }
+    }
+    // Every index in order, but the one of `shape` (if any).
+    std::vector<uint32_t> indices_but(const std::vector<int64_t> &shape) const {
+        std::vector<uint32_t> out;
+        out.reserve(size_);
+        for (size_t i = 0; i < size_; i++) {
+            if (!matches(i, shape)) out.push_back(uint32_t(i));
+        }
+        return out;
+    }
+    bool matches(size_t i, const std::vector<int64_t> &shape) const {
+        for (size_t l = choices_.size(); l-- > 0;) {
+            if (choices_[l][i % choices_[l].size()] != shape[l]) return false;
+            i /= choices_[l].size();
+        }
+        return true;
+    }
+
+private:
+    const std::vector<std::vector<int64_t>> &choices_;
+    size_t size_;
+};
 
 // Keeps `n` of `items`: one from each of n equal runs, the first item of the first run, then at
 // golden-ratio offsets within the runs. A fixed offset would alias with the candidates' periodic
@@ -207,11 +233,13 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
     };
     std::vector<std::vector<int64_t>> choices(loops);
     for (size_t l = 0; l < loops; l++) choices[l] = tile_choices(l, extent[l], false);
-    std::vector<std::vector<int64_t>> outer = products(choices, cap);
-    outer.erase(std::remove(outer.begin(), outer.end(), extent), outer.end()); // that is "untiled"
+    const ShapeProduct outer_product(choices, cap);
+    std::vector<uint32_t> outer = outer_product.indices_but(extent); // that is "untiled"
     if (root) {
         // Parallel tasks: keep the task counts in the window, or the most parallel if none is.
-        auto tasks = [&](const std::vector<int64_t> &t) {
+        std::vector<int64_t> t(loops);
+        auto tasks = [&](uint32_t i) {
+            outer_product.at(i, t);
             int64_t n = 1;
             for (size_t l = 0; l < loops; l++) n *= ceil_div(extent[l], t[l]);
             return n;
@@ -219,30 +247,33 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
         if (options_.pruning.limit_tasks) {
             const double lo = options_.pruning.min_tasks_per_core * cores_,
                          hi = options_.pruning.max_tasks_per_core * cores_;
-            std::vector<std::vector<int64_t>> in_window;
+            std::vector<uint32_t> in_window;
+            std::vector<int64_t> counts(outer.size());
             int64_t most = 0;
-            for (const auto &t : outer) {
-                if (tasks(t) >= lo && tasks(t) <= hi) in_window.push_back(t);
-                most = std::max(most, tasks(t));
+            for (size_t k = 0; k < outer.size(); k++) {
+                counts[k] = tasks(outer[k]);
+                if (counts[k] >= lo && counts[k] <= hi) in_window.push_back(outer[k]);
+                most = std::max(most, counts[k]);
             }
             if (in_window.empty()) {
-                for (const auto &t : outer) {
-                    if (tasks(t) == most && double(most) < lo) in_window.push_back(t);
+                for (size_t k = 0; k < outer.size(); k++) {
+                    if (counts[k] == most && double(most) < lo) in_window.push_back(outer[k]);
                 }
             }
             outer = std::move(in_window);
         }
     }
     outer = thin(outer, size_t(options_.max_tilings));
-    for (const auto &t0 : outer) {
+    for (uint32_t i : outer) {
+        const std::vector<int64_t> t0 = outer_product.at(i);
         shapes.push_back({t0});
         if (!root) continue;
         // An inner tile per task: cache or register blocks, odd widths allowed innermost.
         std::vector<std::vector<int64_t>> inner_choices(loops);
         for (size_t l = 0; l < loops; l++) inner_choices[l] = tile_choices(l, t0[l], l < 2);
-        std::vector<std::vector<int64_t>> inner = products(inner_choices, cap);
-        inner.erase(std::remove(inner.begin(), inner.end(), t0), inner.end());
-        for (const auto &t1 : thin(inner, size_t(options_.space.max_inner_tilings))) shapes.push_back({t0, t1});
+        const ShapeProduct inner(inner_choices, cap);
+        for (uint32_t k : thin(inner.indices_but(t0), size_t(options_.space.max_inner_tilings)))
+            shapes.push_back({t0, inner.at(k)});
     }
     // A reduction inside a consumer may also run outermost around its whole pure loops: one tile
     // of the full extent with the reduction outside it, so that producers computed at its level 0
