@@ -40,7 +40,6 @@ public:
         for (const auto &c : choices) n = std::min(cap, n * c.size());
         size_ = n;
     }
-    size_t size() const { return size_; }
     std::vector<int64_t> at(size_t i) const {
         std::vector<int64_t> shape(choices_.size());
         at(i, shape);
@@ -56,17 +55,12 @@ public:
     std::vector<uint32_t> indices_but(const std::vector<int64_t> &shape) const {
         std::vector<uint32_t> out;
         out.reserve(size_);
+        std::vector<int64_t> each(choices_.size());
         for (size_t i = 0; i < size_; i++) {
-            if (!matches(i, shape)) out.push_back(uint32_t(i));
+            at(i, each);
+            if (each != shape) out.push_back(uint32_t(i));
         }
         return out;
-    }
-    bool matches(size_t i, const std::vector<int64_t> &shape) const {
-        for (size_t l = choices_.size(); l-- > 0;) {
-            if (choices_[l][i % choices_[l].size()] != shape[l]) return false;
-            i /= choices_[l].size();
-        }
-        return true;
     }
 
 private:
