@@ -270,19 +270,35 @@ int64_t eval_expr(const Expr &e, const std::vector<std::string> &symbols, const 
 
 // ---- derivatives (Jacobian entries) ----
 
-JacobianEntry derivative(const Expr &e, const std::string &var) {
+// through_clamps: min / max against a bound that does not move with `var` (a clamp), and
+// likely(), take their argument's slope (Jacobian::steady_entries).
+JacobianEntry derivative(const Expr &e, const std::string &var, bool through_clamps) {
     if (!expr_uses_var(e, var)) return Rational{0, 1};
+    if (through_clamps) {
+        Expr a, b;
+        if (const auto *op = e.as<Min>()) a = op->a, b = op->b;
+        if (const auto *op = e.as<Max>()) a = op->a, b = op->b;
+        if (a.defined()) {
+            if (!expr_uses_var(b, var)) return derivative(a, var, true);
+            if (!expr_uses_var(a, var)) return derivative(b, var, true);
+            return std::nullopt;
+        }
+        if (const auto *op = e.as<Call>(); op && op->is_intrinsic({Call::likely, Call::likely_if_innermost}))
+            return derivative(op->args[0], var, true);
+    }
     if (const auto *v = e.as<Variable>()) return Rational{v->name == var ? 1 : 0, 1};
     auto add = [](JacobianEntry a, JacobianEntry b, int64_t sign) -> JacobianEntry {
         if (!a || !b) return std::nullopt;
         return Rational{a->num * b->den + sign * b->num * a->den, a->den * b->den};
     };
-    if (const auto *op = e.as<Add>()) return add(derivative(op->a, var), derivative(op->b, var), 1);
-    if (const auto *op = e.as<Sub>()) return add(derivative(op->a, var), derivative(op->b, var), -1);
+    if (const auto *op = e.as<Add>())
+        return add(derivative(op->a, var, through_clamps), derivative(op->b, var, through_clamps), 1);
+    if (const auto *op = e.as<Sub>())
+        return add(derivative(op->a, var, through_clamps), derivative(op->b, var, through_clamps), -1);
     if (const auto *op = e.as<Mul>()) {
         for (auto [k, x] : {std::pair(op->a, op->b), std::pair(op->b, op->a)}) {
             if (const int64_t *c = as_const_int(k)) {
-                JacobianEntry d = derivative(x, var);
+                JacobianEntry d = derivative(x, var, through_clamps);
                 if (d) d->num *= *c;
                 return d;
             }
@@ -292,14 +308,14 @@ JacobianEntry derivative(const Expr &e, const std::string &var) {
     if (const auto *op = e.as<Div>()) {
         // Integer division by a constant: the average slope (x / 2 moves half a step per step).
         if (const int64_t *c = as_const_int(op->b)) {
-            JacobianEntry d = derivative(op->a, var);
+            JacobianEntry d = derivative(op->a, var, through_clamps);
             if (d && *c != 0) d->den *= *c;
             return *c != 0 ? d : std::nullopt;
         }
         return std::nullopt;
     }
-    if (const auto *op = e.as<Cast>()) return derivative(op->value, var);
-    return std::nullopt; // min/max/select/calls of the loop variable: not affine
+    if (const auto *op = e.as<Cast>()) return derivative(op->value, var, through_clamps);
+    return std::nullopt; // min/max (but clamps, through_clamps), select, calls of the loop variable
 }
 
 Rational reduced(Rational r) {
@@ -1044,12 +1060,16 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                     calls += !site.repeat;
                     for (const Expr &call_arg : site.args) {
                         const Expr arg = with_estimates(call_arg);
-                        std::vector<JacobianEntry> row;
+                        std::vector<JacobianEntry> row, steady;
                         for (const Loop &l : st.loops) {
-                            JacobianEntry d = derivative(arg, l.var);
-                            row.push_back(d ? JacobianEntry(reduced(*d)) : std::nullopt);
+                            for (bool through_clamps : {false, true}) {
+                                JacobianEntry d = derivative(arg, l.var, through_clamps);
+                                (through_clamps ? steady : row)
+                                    .push_back(d ? JacobianEntry(reduced(*d)) : std::nullopt);
+                            }
                         }
                         j.entries.push_back(std::move(row));
+                        j.steady_entries.push_back(std::move(steady));
                     }
                     jacobians.push_back(std::move(j));
                 }

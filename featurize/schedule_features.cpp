@@ -196,19 +196,25 @@ private:
         return {bytes, n};
     }
 
-    // Every load of `s`, with inlined Funcs expanded and their Jacobians composed.
+    // Every load of `s`, with inlined Funcs expanded and their Jacobians composed: the steady
+    // state's (Jacobian::steady_entries: a clamped index loads as its argument does).
     std::vector<Load> loads(StageRef s) const {
+        auto steady = [](const Jacobian &j) {
+            Jacobian out;
+            out.entries = j.steady();
+            return out;
+        };
         std::vector<Load> out;
         const Stage &st = stage(s);
         for (const Jacobian &j : st.self_calls) {
-            if (!j.repeat) out.push_back({s.node, j});
+            if (!j.repeat) out.push_back({s.node, steady(j)});
         }
         for (int ei : st.incoming_edges) {
             const Edge &e = dag_.edges[size_t(ei)];
             for (const Jacobian &j : e.jacobians) {
                 if (j.repeat) continue; // loaded once, at its first site
                 if (!nest_.inlined(e.producer)) {
-                    out.push_back({e.producer, j});
+                    out.push_back({e.producer, steady(j)});
                     continue;
                 }
                 const Stage &inner = stage({e.producer, 0});
@@ -219,7 +225,7 @@ private:
                         for (size_t c = 0; c < st.loops.size(); c++) {
                             for (size_t k = 0; k < row.size(); k++) {
                                 const int dim = inner.loops[k].dim;
-                                out_row[c] = add(out_row[c], multiply(row[k], j.entries[size_t(dim)][c]));
+                                out_row[c] = add(out_row[c], multiply(row[k], j.steady()[size_t(dim)][c]));
                             }
                         }
                         composed.entries.push_back(std::move(out_row));

@@ -139,8 +139,13 @@ struct ScheduleFeatures {
     SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_DECLARE)
 #undef SCHEDFORGE_DECLARE
 
-    // 2: bytes_read_past_cache; 3: bytes_read_from_memory; 4: library_calls, accumulator_bytes_spilled
-    static int version() { return 4; }
+    // 2: bytes_read_past_cache; 3: bytes_read_from_memory; 4: library_calls, accumulator_bytes_spilled;
+    // 5: the same features with the meanings of 18232d8, b369712 and 73c0947 (an inlined Func's
+    // library calls and cores are its readers'; identical calls load once; guarded tails run
+    // predicated vectors, counted as scalar lanes). Files of version 4 written before those hold
+    // the older meanings under the same names, so the version says which: `dataset refeaturize`.
+    // Also new in 5: loads through a clamped index count as their argument's (Jacobian::steady_entries).
+    static int version() { return 5; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();

@@ -37,10 +37,11 @@ std::string one_line(std::string s) {
     return s;
 }
 
-// Networks of earlier schedule feature versions: each added features and terms at the end only,
-// so their weights load widened, the new entries zero. None of these was trained with a
-// correction bound; when the current network (43 features, 31 terms) joins them, widening a
-// bounded file must also set the new terms' term_log_scale to log(kMinCoefficient), as
+// Networks of earlier schedule feature versions: each added features and terms at the end only
+// (version 5 none), so their weights load widened, the new entries zero, and predict what they
+// did (on features whose meaning may since have changed: retrain to follow them). Versions 1-3
+// were never trained with a correction bound; should a later version add terms, widening a
+// bounded file (version 4 on) must also set the new terms' term_log_scale to log(kMinCoefficient), as
 // from_coefficients does for a zero coefficient: a zero row gives a bounded multiplier of about
 // 0.67, not 0, and the new terms would be priced at 0.67 ns per unit (held-out R² of v6 fell to
 // -1.27 when this was tried).
@@ -51,6 +52,7 @@ constexpr LegacyNetwork kLegacyNetworks[] = {
     {1, 39, 27}, // before bytes_read_past_cache
     {2, 40, 28}, // before bytes_read_from_memory
     {3, 41, 29}, // before library_calls and accumulator_bytes_spilled
+    {4, 43, 31}, // the same shape: version 5 added no feature, it changed meanings
 };
 static_assert(kScheduleFeatures == 43 && kTerms == 31, "add the previous network to kLegacyNetworks");
 
