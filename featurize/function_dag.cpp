@@ -1062,15 +1062,16 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                         const Expr arg = with_estimates(call_arg);
                         std::vector<JacobianEntry> row, steady;
                         for (const Loop &l : st.loops) {
-                            for (bool through_clamps : {false, true}) {
-                                JacobianEntry d = derivative(arg, l.var, through_clamps);
-                                (through_clamps ? steady : row)
-                                    .push_back(d ? JacobianEntry(reduced(*d)) : std::nullopt);
-                            }
+                            const JacobianEntry d = derivative(arg, l.var, false);
+                            // A known slope has no clamp to look through: the same either way.
+                            const JacobianEntry ds = d ? d : derivative(arg, l.var, true);
+                            row.push_back(d ? JacobianEntry(reduced(*d)) : std::nullopt);
+                            steady.push_back(ds ? JacobianEntry(reduced(*ds)) : std::nullopt);
                         }
                         j.entries.push_back(std::move(row));
                         j.steady_entries.push_back(std::move(steady));
                     }
+                    if (j.steady_entries == j.entries) j.steady_entries.clear(); // no clamp: steady() is entries
                     jacobians.push_back(std::move(j));
                 }
                 if (producer == int(ni)) {

@@ -408,12 +408,8 @@ TEST(ScheduleFeatures, BytesReadPastCacheSeesTheLoopOrder) {
               points / (1024 * 128 * 1024) * (128 * 1024 + 1024 * 1024) * 4);
 }
 
-// A gather: out(x, y) = table(idx(x, y)) over a 16 MiB table. Each vector's reads span the whole
-// table, but a block brings in at most a cache line (64 bytes) per load: 2 loads a point. The
-// first block past the cache is the whole output: the table and the indices, once.
-// A boundary condition's clamped index loads as a dense vector in its steady state (Halide 14
-// vectorizes a clamped ramp as a ramp: 0.043 ms against 0.041 unclamped and 0.67 for a gather on
-// a 2048 x 1024 uint8 copy), so it counts as one vector load per vector, as Halide's own
+// A boundary condition's clamped index loads as a dense vector in its steady state
+// (Jacobian::steady_entries), so it counts as one vector load per vector, as Halide's own
 // repeat_edge (a clamp of likely(x)) does; a mirrored index (a wrap by %) stays a gather.
 TEST(ScheduleFeatures, AClampedIndexLoadsDenseAMirroredOneGathers) {
     ImageParam in(UInt(8), 2, "in");
@@ -446,6 +442,9 @@ TEST(ScheduleFeatures, AClampedIndexLoadsDenseAMirroredOneGathers) {
     EXPECT_EQ(m.scalar_loads_per_vector, 64); // one scalar load per lane
 }
 
+// A gather: out(x, y) = table(idx(x, y)) over a 16 MiB table. Each vector's reads span the whole
+// table, but a block brings in at most a cache line (64 bytes) per load: 2 loads a point. The
+// first block past the cache is the whole output: the table and the indices, once.
 TEST(ScheduleFeatures, BytesReadPastCacheOfAGatherIsALinePerLoad) {
     ImageParam table(Float(32), 1, "table"), idx(Int(32), 2, "idx");
     Var x("x"), y("y");
