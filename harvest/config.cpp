@@ -103,6 +103,8 @@ HarvestConfig parse_harvest_config(const std::string &yaml_text, const std::stri
                  [&](const YAML::Node &m, const std::string &mk) { t.max_samples = int(integer(m, mk)); });
             r.on("accuracy", [&](const YAML::Node &m, const std::string &mk) { t.accuracy = number(m, mk); });
             r.on("max_seconds", [&](const YAML::Node &m, const std::string &mk) { t.max_seconds = number(m, mk); });
+            r.on("min_sampling_seconds",
+                 [&](const YAML::Node &m, const std::string &mk) { t.min_sampling_seconds = number(m, mk); });
             r.on("threads", [&](const YAML::Node &m, const std::string &mk) { t.threads = int(integer(m, mk)); });
             r.on("max_cpu_wait", [&](const YAML::Node &m, const std::string &mk) { t.max_cpu_wait = number(m, mk); });
             r.on("contended_seconds",
@@ -206,6 +208,7 @@ std::string HarvestConfig::effective_text() const {
     field(e, "max_samples", t.max_samples);
     field(e, "accuracy", t.accuracy);
     field(e, "max_seconds", t.max_seconds);
+    field(e, "min_sampling_seconds", t.min_sampling_seconds);
     field(e, "threads", t.threads);
     field(e, "max_cpu_wait", t.max_cpu_wait);
     field(e, "contended_seconds", t.contended_seconds);

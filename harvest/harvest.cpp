@@ -331,8 +331,9 @@ ds::FileInfo run_file_info(const ss::RunnerOptions &runner, const std::string &c
     info.timing_protocol =
         "warmup_runs = " + std::to_string(t.warmup_runs) + "\nmin_samples = " + std::to_string(t.min_samples) +
         "\nmax_samples = " + std::to_string(t.max_samples) + "\naccuracy = " + std::to_string(t.accuracy) +
-        "\nmax_seconds = " + std::to_string(t.max_seconds) + "\nthreads = " + std::to_string(t.threads) +
-        "\nmax_cpu_wait = " + std::to_string(t.max_cpu_wait) +
+        "\nmax_seconds = " + std::to_string(t.max_seconds) +
+        "\nmin_sampling_seconds = " + std::to_string(t.min_sampling_seconds) +
+        "\nthreads = " + std::to_string(t.threads) + "\nmax_cpu_wait = " + std::to_string(t.max_cpu_wait) +
         "\ncontended_seconds = " + std::to_string(t.contended_seconds) +
         "\nlabel = min\nexclusive_benchmark = " + (runner.exclusive_benchmark ? "true" : "false") + "\n";
     info.config = config_text;

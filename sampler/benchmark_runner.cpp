@@ -49,6 +49,7 @@ void validate(const RunnerOptions &o) {
     if (o.timing.max_samples < o.timing.min_samples) fail("timing.max_samples must be at least timing.min_samples");
     if (!(o.timing.accuracy >= 0)) fail("timing.accuracy must not be negative");
     if (!(o.timing.max_seconds >= 0)) fail("timing.max_seconds must not be negative");
+    if (!(o.timing.min_sampling_seconds >= 0)) fail("timing.min_sampling_seconds must not be negative");
     if (o.timing.threads < 0) fail("timing.threads must not be negative");
     if (!(o.timing.max_cpu_wait >= 0)) fail("timing.max_cpu_wait must not be negative");
     if (!(o.timing.contended_seconds >= 0)) fail("timing.contended_seconds must not be negative");

@@ -175,8 +175,9 @@ TimingResult time_runs(const TimingProtocol &p, int threads, const std::function
         result.samples.push_back(took);
         const int taken = int(result.samples.size());
         if (taken < p.min_samples) continue;
-        if (stable(result.samples, p.min_samples, p.accuracy)) break;
-        if (seconds(start, Clock::now()) - retake_seconds >= p.max_seconds) break;
+        const double sampled = seconds(start, Clock::now()) - retake_seconds;
+        if (sampled >= p.min_sampling_seconds && stable(result.samples, p.min_samples, p.accuracy)) break;
+        if (sampled >= p.max_seconds) break;
     }
     summarize(&result);
     // The label is the fastest sample: it is contended only if that one is.

@@ -30,6 +30,7 @@ TEST(GenerateDatasetErrors, BadConfigsWriteNothing) {
         {"version: 1\nfaults: [{pipeline: 0, sample: 0, kind: meteor}]\n", "meteor"},
         {"version: 2\n", "version"},
         {"version: 1\ntiming: [1, 2\n", "config"},
+        {"version: 1\ntiming: {min_sampling_seconds: -1}\n", "min_sampling_seconds"},
     };
     for (const auto &c : cases) {
         SCOPED_TRACE(c.yaml);

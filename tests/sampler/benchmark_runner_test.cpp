@@ -198,6 +198,9 @@ TEST(BenchmarkRunner, BadOptionsAreUserErrors) {
     o = RunnerOptions();
     o.run_timeout_seconds = 0;
     EXPECT_THROW(validate(o), std::runtime_error);
+    o = RunnerOptions();
+    o.timing.min_sampling_seconds = -1;
+    EXPECT_THROW(validate(o), std::runtime_error);
 }
 
 // A job's payload reaches the parent even when the worker then crashes; a stop request cancels
