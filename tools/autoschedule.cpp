@@ -4,7 +4,7 @@
 //
 //   autoschedule (--app NAME | --pipeline SEED [--config GENERATOR.yaml])
 //                [--search-config SEARCH.yaml] [--beam 64] [--passes 1] [--dropout 1] [--seed 0]
-//                [--cores N] [--threads N] [--features] [--check] [--benchmark]
+//                [--cores N] [--threads N] [--features] [--check] [--benchmark] [--stage-times]
 //                [--nest FILE | --nest-out FILE] [--stmt FILE]
 //
 // Flags override the search config, which overrides the built-in defaults
@@ -15,6 +15,9 @@
 // the schedule as a LoopNest (featurize/loop_nest_text.h, what datasets store); --nest reads one
 // instead of searching, so that a hand-edited variant can be costed, checked and timed. --stmt
 // writes Halide's lowered statement of the schedule (the loops and vectors the features predict).
+// --stage-times runs the schedule under Halide's sampling profiler for about two seconds and
+// prints each Func's share of the time beside its share of the manual model's predicted cost:
+// where a schedule is mispriced, the stage whose price is wrong.
 #include "apps/app.h"
 #include "common/yaml_reader.h"
 #include "featurize/apply.h"
@@ -30,6 +33,7 @@
 #include "sampler/output_check.h"
 #include "sampler/schedule_pipeline.h"
 #include "sampler/search_options.h"
+#include "sampler/stage_profile.h"
 #include "tools/cli.h"
 #include "tools/table.h"
 
@@ -38,6 +42,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -90,6 +95,43 @@ void schedule(Subject &s, const ss::SearchOptions &options, const Halide::Target
 }
 
 // compute_root's output and time, then the schedule's (checked against it), in workers.
+// Each Func's share of the measured time beside its share of the manual model's predicted cost
+// (its stages' costs summed). A Func inlined into others has no time of its own ("-").
+void print_stage_times(const std::function<Subject()> &build, const sf::FunctionDAG &dag, const ss::SearchResult &r,
+                       const ss::SearchOptions &options, const Halide::Target &target) {
+    Subject profiled = build(); // the same DAG, node for node, with Halide's names of this build
+    const sf::FunctionDAG profiled_dag = sf::FunctionDAG::build(profiled.pipeline);
+    sf::apply(profiled_dag, r.nest);
+    ss::StageProfile profile = ss::profile_stages(profiled.pipeline, profiled.output, target, 2.0);
+    ss::ManualCostModel manual(options.coefficients);
+    manual.set_pipeline(dag, options.cores > 0 ? options.cores : int(std::thread::hardware_concurrency()));
+    std::vector<double> predicted(dag.nodes.size(), 0.0);
+    double predicted_total = 0;
+    for (const sf::StageFeatures &f : r.features) {
+        if (!f.scheduled) continue;
+        const double c = manual.stage_cost(f);
+        predicted[size_t(f.node)] += c;
+        predicted_total += c;
+    }
+    const double measured_total = profile.sampled_total();
+    auto share = [](double part, double total) { return format_number("%9.1f%%", total > 0 ? 100 * part / total : 0); };
+    std::cout << "\nstage times (Halide's profiler: " << profile.runs << " runs, "
+              << format_number("%.4g", 1e3 * profile.seconds_per_run) << " ms a run, "
+              << format_number("%.0f", 1e3 * measured_total) << " ms sampled):\n"
+              << "  Func                              measured  predicted (manual model)\n";
+    for (size_t i = 0; i < dag.nodes.size(); i++) {
+        std::cout << "  " << std::left << std::setw(32) << sf::stable_name(dag.nodes[i].name) << std::right;
+        const auto it = profile.sampled.find(profiled_dag.nodes[i].name);
+        std::cout << (it == profile.sampled.end() ? std::string(9, ' ') + "- " : share(it->second, measured_total))
+                  << share(predicted[i], predicted_total) << "\n";
+        if (it != profile.sampled.end()) profile.sampled.erase(it);
+    }
+    for (const auto &[name, seconds] : profile.sampled) { // Halide's own wrappers, if any
+        std::cout << "  " << std::left << std::setw(32) << name << std::right << share(seconds, measured_total)
+                  << std::string(9, ' ') << "-\n";
+    }
+}
+
 void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &options, const Halide::Target &target,
                const std::string &nest, bool given_nest) {
     ss::RunnerOptions runner;
@@ -140,7 +182,7 @@ int main(int argc, char **argv) {
     std::optional<int> beam, passes, cores, threads;
     std::optional<double> dropout;
     std::optional<uint64_t> seed;
-    bool show_features = false, check = false, bench = false;
+    bool show_features = false, check = false, bench = false, stage_times = false;
     auto *app_opt = app.add_option("--app", app_name, "An app of the suite (see apps/)");
     auto *pipe_opt = app.add_option("--pipeline", pipeline_seed, "Seed of a random pipeline");
     app_opt->excludes(pipe_opt);
@@ -156,6 +198,8 @@ int main(int argc, char **argv) {
     app.add_flag("--features", show_features, "Print each stage's features and cost terms");
     app.add_flag("--check", check, "Compile the schedule and compare its output with compute_root's");
     app.add_flag("--benchmark", bench, "Time the schedule and compute_root's with the benchmark runner");
+    app.add_flag("--stage-times", stage_times,
+                 "Each Func's share of the run time (Halide's profiler) beside its share of the predicted cost");
     auto *nest_in_opt =
         app.add_option("--nest", nest_in, "Schedule with this LoopNest text instead of searching (search flags unused)")
             ->check(CLI::ExistingFile);
@@ -257,6 +301,7 @@ int main(int argc, char **argv) {
                 }
             }
         }
+        if (stage_times) print_stage_times(build, dag, r, options, target);
         if (!stmt_out.empty()) { // the code Halide makes of it: what the features must predict
             Subject lowered = build();
             sf::apply(sf::FunctionDAG::build(lowered.pipeline), r.nest);

@@ -57,6 +57,15 @@ TEST(Autoschedule, BenchmarksTheScheduleAgainstComputeRoot) {
     EXPECT_NE(r.out.find("speedup over compute_root: "), std::string::npos) << r.out;
 }
 
+TEST(Autoschedule, SplitsTheRunTimeAmongStages) {
+    const Result r = run(autoschedule("--app blur3x3 --beam 2 --passes 1 --stage-times"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const size_t table = r.out.find("stage times (Halide's profiler: ");
+    ASSERT_NE(table, std::string::npos) << r.out;
+    for (const char *func : {"blur_x", "blur_y"}) EXPECT_NE(r.out.find(func, table), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("%", table), std::string::npos) << r.out;
+}
+
 // Dropout samples of dataset runs that failed before 2026-11-26: two crashed (corpus seed 2002):
 // Halide 14 wrote past an allocation under nested guarded splits (featurize/apply.cpp,
 // Directive::Rename), and loaded a vector misaligned from rows of 2 to 4 points

@@ -1,0 +1,66 @@
+#include "sampler/stage_profile.h"
+
+#include <chrono>
+#include <sstream>
+
+namespace schedforge::sampler {
+
+double StageProfile::sampled_total() const {
+    double total = 0;
+    for (const auto &[name, s] : sampled) total += s;
+    return total;
+}
+
+int add_profiler_reports(const std::string &text, StageProfile &profile) {
+    std::istringstream in(text);
+    std::string line;
+    int reports = 0;
+    while (std::getline(in, line)) {
+        if (line.rfind(" total time:", 0) == 0) reports++;
+        // A Func's line: two spaces, its name, a colon, spaces, milliseconds with "ms".
+        if (line.rfind("  ", 0) != 0 || line.size() < 3 || line[2] == ' ') continue;
+        const size_t colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        const std::string name = line.substr(2, colon - 2);
+        if (name.rfind("halide_", 0) == 0) continue; // the runtime's malloc and free
+        const size_t ms = line.find("ms", colon);
+        if (ms == std::string::npos) continue;
+        try {
+            profile.sampled[name] += 1e-3 * std::stod(line.substr(colon + 1, ms - colon - 1));
+        } catch (const std::exception &) { // not a time: not a Func's line
+        }
+    }
+    return reports;
+}
+
+namespace {
+thread_local std::string *reports_sink = nullptr;
+}
+
+StageProfile profile_stages(Halide::Pipeline pipeline, Halide::Buffer<> output, const Halide::Target &target,
+                            double seconds) {
+    std::string reports;
+    pipeline.jit_handlers().custom_print = [](Halide::JITUserContext *, const char *message) {
+        if (reports_sink) *reports_sink += message;
+    };
+    const Halide::Target profiled = target.with_feature(Halide::Target::Profile);
+    pipeline.compile_jit(profiled);
+    struct Sink { // the handler writes to `reports` while this lives, even if a run throws
+        explicit Sink(std::string *to) { reports_sink = to; }
+        ~Sink() { reports_sink = nullptr; }
+    } sink(&reports);
+    StageProfile profile;
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    double elapsed = 0;
+    while (profile.runs < 3 || elapsed < seconds) {
+        pipeline.realize(output, profiled);
+        profile.runs++;
+        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    }
+    profile.seconds_per_run = elapsed / profile.runs;
+    add_profiler_reports(reports, profile);
+    return profile;
+}
+
+} // namespace schedforge::sampler

@@ -1,0 +1,36 @@
+// Stage profile: how a compiled schedule's run time splits among its Funcs, from Halide's own
+// sampling profiler. The cost model predicts a cost per stage; this measures one, so a schedule
+// whose total is mispriced shows which stage's price is wrong.
+//
+// Under JIT, Target::Profile makes every realize() print a report (per Func: the time of the
+// profiler's samples that found it running, sampled every millisecond) and reset the counts. A
+// run shorter than a millisecond gets one sample or none, so the reports of many runs are summed:
+// over a second or two of runs the split is stable. The instrumentation itself costs a little
+// per production (each one records which Func is running).
+#pragma once
+
+#include <Halide.h>
+
+#include <map>
+#include <string>
+
+namespace schedforge::sampler {
+
+struct StageProfile {
+    int runs = 0;                          // realizations profiled
+    double seconds_per_run = 0;            // wall time of one realization, averaged
+    std::map<std::string, double> sampled; // Func name -> sampled seconds, summed over all runs
+    double sampled_total() const;
+};
+
+// Realizes `pipeline` (scheduled, not yet compiled for `target` with Profile) into `output` for
+// at least `seconds` (and at least 3 runs), and sums its profiler reports.
+StageProfile profile_stages(Halide::Pipeline pipeline, Halide::Buffer<> output, const Halide::Target &target,
+                            double seconds);
+
+// Adds the per-Func times of Halide profiler reports in `text` (one or more) to `profile`;
+// returns how many reports it read. Lines of the runtime's own entries (halide_malloc, ...) and
+// the headers are skipped.
+int add_profiler_reports(const std::string &text, StageProfile &profile);
+
+} // namespace schedforge::sampler
