@@ -94,7 +94,11 @@ void schedule(Subject &s, const ss::SearchOptions &options, const Halide::Target
     sf::apply(dag, sf::parse_nest_text(dag, nest));
 }
 
-// compute_root's output and time, then the schedule's (checked against it), in workers.
+// The cores the cost model prices for: the options', or this machine's.
+int model_cores(const ss::SearchOptions &options) {
+    return options.cores > 0 ? options.cores : int(std::thread::hardware_concurrency());
+}
+
 // Each Func's share of the measured time beside its share of the manual model's predicted cost
 // (its stages' costs summed). A Func inlined into others has no time of its own ("-").
 void print_stage_times(const std::function<Subject()> &build, const sf::FunctionDAG &dag, const ss::SearchResult &r,
@@ -104,7 +108,7 @@ void print_stage_times(const std::function<Subject()> &build, const sf::Function
     sf::apply(profiled_dag, r.nest);
     ss::StageProfile profile = ss::profile_stages(profiled.pipeline, profiled.output, target, 2.0);
     ss::ManualCostModel manual(options.coefficients);
-    manual.set_pipeline(dag, options.cores > 0 ? options.cores : int(std::thread::hardware_concurrency()));
+    manual.set_pipeline(dag, model_cores(options));
     std::vector<double> predicted(dag.nodes.size(), 0.0);
     double predicted_total = 0;
     for (const sf::StageFeatures &f : r.features) {
@@ -132,6 +136,7 @@ void print_stage_times(const std::function<Subject()> &build, const sf::Function
     }
 }
 
+// compute_root's output and time, then the schedule's (checked against it), in workers.
 void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &options, const Halide::Target &target,
                const std::string &nest, bool given_nest) {
     ss::RunnerOptions runner;
@@ -250,7 +255,7 @@ int main(int argc, char **argv) {
         } else {
             r.nest = sf::parse_nest_text(dag, nest_text);
             r.features = sf::compute_schedule_features(dag, r.nest, target);
-            model->set_pipeline(dag, options.cores > 0 ? options.cores : int(std::thread::hardware_concurrency()));
+            model->set_pipeline(dag, model_cores(options));
             std::vector<double> cost;
             model->evaluate({&r.features}, cost);
             r.cost = cost.at(0);
@@ -280,7 +285,7 @@ int main(int argc, char **argv) {
         if (show_features) {
             // Costs and terms as the manual model sees them (the terms are the learned model's too).
             ss::ManualCostModel manual(options.coefficients);
-            manual.set_pipeline(dag, options.cores > 0 ? options.cores : int(std::thread::hardware_concurrency()));
+            manual.set_pipeline(dag, model_cores(options));
             for (const sf::StageFeatures &f : r.features) {
                 if (!f.scheduled) continue;
                 const sf::Node &n = dag.nodes[size_t(f.node)];
