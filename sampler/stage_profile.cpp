@@ -35,7 +35,16 @@ int add_profiler_reports(const std::string &text, StageProfile &profile) {
 
 namespace {
 thread_local std::string *reports_sink = nullptr;
+
+// A parallel loop's tasks, in order, on the calling thread.
+int serial_par_for(Halide::JITUserContext *context, int (*task)(Halide::JITUserContext *, int, uint8_t *), int min,
+                   int extent, uint8_t *closure) {
+    for (int i = min; i < min + extent; i++) {
+        if (int status = task(context, i, closure)) return status;
+    }
+    return 0;
 }
+} // namespace
 
 StageProfile profile_stages(Halide::Pipeline pipeline, Halide::Buffer<> output, const Halide::Target &target,
                             double seconds) {
@@ -43,6 +52,7 @@ StageProfile profile_stages(Halide::Pipeline pipeline, Halide::Buffer<> output, 
     pipeline.jit_handlers().custom_print = [](Halide::JITUserContext *, const char *message) {
         if (reports_sink) *reports_sink += message;
     };
+    pipeline.jit_handlers().custom_do_par_for = serial_par_for; // one thread: see the header
     const Halide::Target profiled = target.with_feature(Halide::Target::Profile);
     pipeline.compile_jit(profiled);
     struct Sink { // the handler writes to `reports` while this lives, even if a run throws

@@ -17,7 +17,8 @@
 // writes Halide's lowered statement of the schedule (the loops and vectors the features predict).
 // --stage-times runs the schedule under Halide's sampling profiler for about two seconds and
 // prints each Func's share of the time beside its share of the manual model's predicted cost:
-// where a schedule is mispriced, the stage whose price is wrong.
+// where a schedule is mispriced, the stage whose price is wrong. Both are for one core: the
+// profiler attributes time exactly only on one thread (sampler/stage_profile.h).
 #include "apps/app.h"
 #include "common/yaml_reader.h"
 #include "featurize/apply.h"
@@ -99,8 +100,9 @@ int model_cores(const ss::SearchOptions &options) {
     return options.cores > 0 ? options.cores : int(std::thread::hardware_concurrency());
 }
 
-// Each Func's share of the measured time beside its share of the manual model's predicted cost
-// (its stages' costs summed). A Func inlined into others has no time of its own ("-").
+// Each Func's share of the measured one-thread time beside its share of the manual model's
+// predicted cost for one core (its stages' costs summed). A Func inlined into others has no time
+// of its own ("-").
 void print_stage_times(const std::function<Subject()> &build, const sf::FunctionDAG &dag, const ss::SearchResult &r,
                        const ss::SearchOptions &options, const Halide::Target &target) {
     Subject profiled = build(); // the same DAG, node for node, with Halide's names of this build
@@ -108,7 +110,7 @@ void print_stage_times(const std::function<Subject()> &build, const sf::Function
     sf::apply(profiled_dag, r.nest);
     ss::StageProfile profile = ss::profile_stages(profiled.pipeline, profiled.output, target, 2.0);
     ss::ManualCostModel manual(options.coefficients);
-    manual.set_pipeline(dag, model_cores(options));
+    manual.set_pipeline(dag, 1);
     std::vector<double> predicted(dag.nodes.size(), 0.0);
     double predicted_total = 0;
     for (const sf::StageFeatures &f : r.features) {
@@ -119,10 +121,10 @@ void print_stage_times(const std::function<Subject()> &build, const sf::Function
     }
     const double measured_total = profile.sampled_total();
     auto share = [](double part, double total) { return format_number("%9.1f%%", total > 0 ? 100 * part / total : 0); };
-    std::cout << "\nstage times (Halide's profiler: " << profile.runs << " runs, "
+    std::cout << "\nstage times on one thread (Halide's profiler: " << profile.runs << " runs, "
               << format_number("%.4g", 1e3 * profile.seconds_per_run) << " ms a run, "
               << format_number("%.0f", 1e3 * measured_total) << " ms sampled):\n"
-              << "  Func                              measured  predicted (manual model)\n";
+              << "  Func                              measured  predicted (manual model, one core)\n";
     for (size_t i = 0; i < dag.nodes.size(); i++) {
         std::cout << "  " << std::left << std::setw(32) << sf::stable_name(dag.nodes[i].name) << std::right;
         const auto it = profile.sampled.find(profiled_dag.nodes[i].name);

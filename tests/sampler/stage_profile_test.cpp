@@ -1,11 +1,25 @@
 // The stage profile: Halide's profiler reports summed over runs, and a split that follows where
-// the work is (a producer evaluating sin per point against a consumer adding three loads).
+// the work is (a producer evaluating sin per point against a consumer adding three loads), and
+// parallel loops run on the profiling thread alone (the profiler's attribution is exact only there).
 #include "sampler/stage_profile.h"
 
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <set>
+#include <thread>
+
 namespace schedforge::sampler {
 namespace {
+
+std::mutex seen_mutex;
+std::set<std::thread::id> threads_seen;
+
+extern "C" int record_thread(int x) {
+    std::lock_guard<std::mutex> lock(seen_mutex);
+    threads_seen.insert(std::this_thread::get_id());
+    return x;
+}
 
 TEST(StageProfile, ReportsAreSummedPerFuncWithoutTheRuntimesOwnEntries) {
     const std::string two_reports = "out\n"
@@ -41,6 +55,21 @@ TEST(StageProfile, TheExpensiveProducerTakesMostOfTheTime) {
     ASSERT_GT(p.sampled_total(), 0) << "half a second of runs gets samples";
     ASSERT_TRUE(p.sampled.count("producer")) << "Funcs are reported by name";
     EXPECT_GT(p.sampled.at("producer") / p.sampled_total(), 0.6);
+}
+
+TEST(StageProfile, ParallelLoopsRunOnTheProfilingThread) {
+    Halide::Func f("f");
+    Halide::Var x("x"), y("y");
+    f(x, y) = Halide::Internal::Call::make(Halide::Int(32), "record_thread", {x + y}, Halide::Internal::Call::Extern);
+    f.parallel(y);
+    Halide::Pipeline pipeline(f);
+    pipeline.set_jit_externs({{"record_thread", Halide::JITExtern(record_thread)}});
+    threads_seen.clear();
+    const StageProfile p =
+        profile_stages(pipeline, Halide::Buffer<int>(16, 256), Halide::get_jit_target_from_environment(), 0.1);
+    EXPECT_GE(p.runs, 3);
+    EXPECT_EQ(threads_seen, std::set<std::thread::id>{std::this_thread::get_id()})
+        << "256 parallel tasks a run, all on the thread that profiles";
 }
 
 } // namespace
