@@ -13,6 +13,11 @@
 // several threads a sample finds whichever Func last started a production, and Funcs that start
 // many small ones take samples that belong to others (a boundary Func computed per 64-point strip
 // measured 26% of a run on two threads, 18.5% on one).
+//
+// The instrumentation (each production records which Func runs) cost 2% or less on the held-out
+// schedules tried, but a schedule of very many small productions could pay more, and its Funcs
+// of many productions would then take more of the samples than of the unprofiled run: the
+// profile also times the same runs unprofiled, so a report can show the difference.
 #pragma once
 
 #include <Halide.h>
@@ -24,14 +29,15 @@ namespace schedforge::sampler {
 
 struct StageProfile {
     int runs = 0;                          // realizations profiled
-    double seconds_per_run = 0;            // wall time of one realization, averaged
+    double seconds_per_run = 0;            // wall time of one profiled realization, averaged
+    double unprofiled_seconds_per_run = 0; // the same without the profiler's instrumentation
     std::map<std::string, double> sampled; // Func name -> sampled seconds, summed over all runs
     double sampled_total() const;
 };
 
 // Realizes `pipeline` (scheduled, not yet compiled for `target` with Profile) into `output` for
 // at least `seconds` (and at least 3 runs) on the calling thread only, and sums its profiler
-// reports; seconds_per_run is the one-thread time.
+// reports; then times as many runs compiled without the profiler. Both times are one-thread.
 StageProfile profile_stages(Halide::Pipeline pipeline, Halide::Buffer<> output, const Halide::Target &target,
                             double seconds);
 

@@ -123,8 +123,14 @@ void print_stage_times(const std::function<Subject()> &build, const sf::Function
     auto share = [](double part, double total) { return format_number("%9.1f%%", total > 0 ? 100 * part / total : 0); };
     std::cout << "\nstage times on one thread (Halide's profiler: " << profile.runs << " runs, "
               << format_number("%.4g", 1e3 * profile.seconds_per_run) << " ms a run, "
-              << format_number("%.0f", 1e3 * measured_total) << " ms sampled):\n"
-              << "  Func                              measured  predicted (manual model, one core)\n";
+              << format_number("%.4g", 1e3 * profile.unprofiled_seconds_per_run) << " ms unprofiled, "
+              << format_number("%.0f", 1e3 * measured_total) << " ms sampled)\n";
+    const double slowdown = profile.seconds_per_run / std::max(profile.unprofiled_seconds_per_run, 1e-12);
+    if (slowdown > 1.2) {
+        std::cout << "  (the instrumentation slows this schedule " << format_number("%.1f", slowdown)
+                  << "x: Funcs of many productions show more than their share)\n";
+    }
+    std::cout << "  Func                              measured  predicted (manual model, one core)\n";
     for (size_t i = 0; i < dag.nodes.size(); i++) {
         std::cout << "  " << std::left << std::setw(32) << sf::stable_name(dag.nodes[i].name) << std::right;
         const auto it = profile.sampled.find(profiled_dag.nodes[i].name);
