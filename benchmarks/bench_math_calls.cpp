@@ -7,7 +7,9 @@
 // cached) by a stage vectorized across x, on one thread; the time per point less a plain copy's
 // is the function's cost. Halide 14 computes some functions with vector code of its own (exp,
 // log, pow, erf, sqrt) and leaves the others to the C math library, one call per lane: the
-// ratios show the two kinds apart. The table lists which kind featurize counts each as.
+// ratios show the two kinds apart. So do integer divisions: by a constant, a multiply and shifts;
+// by a value known only at run time, one lane at a time (x86 has no vector integer division).
+// The table lists which kind featurize counts each as.
 #include "common/stopwatch.h"
 #include "featurize/function_dag.h"
 #include "featurize/host_target.h"
@@ -30,6 +32,7 @@ using namespace Halide;
 struct Case {
     const char *name;
     Expr value;
+    bool runtime_division = false; // counted as kRuntimeDivisionCost, not by name
 };
 
 } // namespace
@@ -65,33 +68,44 @@ int main(int argc, char **argv) {
             return best / double(w * h);
         };
         const Expr v = in(x, y), unit = clamp(v, 0.05f, 0.95f);
-        const std::vector<Case> cases = {{"add", v + 1.0f},
-                                         {"floor", floor(v * 3.0f)},
-                                         {"sqrt", sqrt(v)},
-                                         {"exp", exp(v)},
-                                         {"log", log(v)},
-                                         {"erf", erf(v)},
-                                         {"pow", pow(v, 1.3f)},
-                                         {"sin", sin(v)},
-                                         {"cos", cos(v)},
-                                         {"tan", tan(v)},
-                                         {"asin", asin(unit)},
-                                         {"acos", acos(unit)},
-                                         {"atan", atan(v)},
-                                         {"atan2", atan2(v, v + 1)},
-                                         {"sinh", sinh(v)},
-                                         {"cosh", cosh(v)},
-                                         {"tanh", tanh(v)},
-                                         {"asinh", asinh(v)},
-                                         {"acosh", acosh(v + 1.0f)},
-                                         {"atanh", atanh(unit)}};
+        Param<int> divisor("divisor", 37); // known only at run time, as a buffer's extent is
+        const Expr i = cast<int>(v * 1000.0f) + x;
+        const std::vector<Case> cases = {
+            {"add", v + 1.0f},
+            {"floor", floor(v * 3.0f)},
+            {"sqrt", sqrt(v)},
+            {"exp", exp(v)},
+            {"log", log(v)},
+            {"erf", erf(v)},
+            {"pow", pow(v, 1.3f)},
+            {"sin", sin(v)},
+            {"cos", cos(v)},
+            {"tan", tan(v)},
+            {"asin", asin(unit)},
+            {"acos", acos(unit)},
+            {"atan", atan(v)},
+            {"atan2", atan2(v, v + 1)},
+            {"sinh", sinh(v)},
+            {"cosh", cosh(v)},
+            {"tanh", tanh(v)},
+            {"asinh", asinh(v)},
+            {"acosh", acosh(v + 1.0f)},
+            {"atanh", atanh(unit)},
+            {"int / 37", cast<float>(i / 37)},
+            {"int % 37", cast<float>(i % 37)},
+            {"int / param", cast<float>(i / divisor), true},
+            {"int % param", cast<float>(i % divisor), true},
+            {"int16 / param", cast<float>(cast<int16_t>(i) / cast<int16_t>(divisor)), true},
+            {"uint8 / param", cast<float>(cast<uint8_t>(i) / cast<uint8_t>(divisor)), true}};
         const double copy = time_per_point(v), sin_cost = time_per_point(sin(v)) - copy;
         std::printf("a copy: %.3f ns per point; sin: %.3f ns more (vector width %d, target %s)\n", copy * 1e9,
                     sin_cost * 1e9, width, target.to_string().c_str());
         schedforge::tools::Table table({"function", "ns/point", "over copy", "/ sin", "featurize counts"});
         for (const Case &c : cases) {
             const double t = time_per_point(c.value);
-            const double counted = schedforge::featurize::library_call_cost(std::string(c.name) + "_f32");
+            const double counted = c.runtime_division
+                                       ? schedforge::featurize::kRuntimeDivisionCost
+                                       : schedforge::featurize::library_call_cost(std::string(c.name) + "_f32");
             table.add_row({c.name, schedforge::tools::format_number("%.3f", t * 1e9),
                            schedforge::tools::format_number("%.3f", (t - copy) * 1e9),
                            schedforge::tools::format_number("%.2f", (t - copy) / sin_cost),

@@ -857,16 +857,42 @@ void settle_bounds(FunctionDAG &dag, const std::vector<PendingBound> &pending, i
     }
 }
 
-// The weighted math library calls of one evaluation of a definition (library_call_cost).
-double library_calls_per_point(const Definition &def) {
-    struct Counter : IRVisitor {
-        double calls = 0;
-        using IRVisitor::visit;
-        void visit(const Call *op) override {
-            if (op->call_type == Call::PureExtern) calls += library_call_cost(op->name);
-            IRVisitor::visit(op);
-        }
-    } counter;
+// The weighted math library calls of one evaluation of a definition (library_call_cost), and
+// its integer divisions by values known only at run time (kRuntimeDivisionCost) that vary with
+// `innermost` (the Func's first dimension, which its loops run innermost in the common case);
+// the others (a mirrored y coordinate's modulo) Halide hoists out of that loop. Empty
+// `innermost` (a Func of no dimensions): all count.
+struct LibraryCallCounter : IRVisitor {
+    const std::string &innermost;
+    std::vector<std::string> varying_lets; // Let names bound to values that vary with innermost
+    double calls = 0;
+    explicit LibraryCallCounter(const std::string &v) : innermost(v) {}
+    bool varies(const Expr &e) const {
+        if (innermost.empty() || expr_uses_var(e, innermost)) return true;
+        return std::any_of(varying_lets.begin(), varying_lets.end(),
+                           [&](const std::string &name) { return expr_uses_var(e, name); });
+    }
+    using IRVisitor::visit;
+    void visit(const Let *op) override { // Funcs' definitions bind common subexpressions
+        op->value.accept(this);
+        if (varies(op->value)) varying_lets.push_back(op->name);
+        op->body.accept(this);
+    }
+    void visit(const Call *op) override {
+        if (op->call_type == Call::PureExtern) calls += library_call_cost(op->name);
+        IRVisitor::visit(op);
+    }
+    template<typename DivOrMod>
+    void division(const DivOrMod *op) {
+        if (!op->type.is_float() && !is_const(op->b) && (varies(op->a) || varies(op->b))) calls += kRuntimeDivisionCost;
+        IRVisitor::visit(op);
+    }
+    void visit(const Div *op) override { division(op); }
+    void visit(const Mod *op) override { division(op); }
+};
+
+double library_calls_per_point(const Definition &def, const std::string &innermost) {
+    LibraryCallCounter counter(innermost);
     for (const Expr &e : def.values()) e.accept(&counter);
     for (const Expr &e : def.args()) e.accept(&counter);
     return counter.calls;
@@ -994,7 +1020,8 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
             st.index = int(si);
             st.name = si == 0 ? node.name : node.name + ".update(" + std::to_string(si - 1) + ")";
             st.definition = defs[si];
-            st.library_calls_per_point = library_calls_per_point(defs[si]);
+            st.library_calls_per_point =
+                library_calls_per_point(defs[si], node.func.args().empty() ? "" : node.func.args()[0]);
             const StageSchedule &sched = defs[si].schedule();
             for (const Dim &d : sched.dims()) {
                 if (d.var == Var::outermost().name()) continue;

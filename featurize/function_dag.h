@@ -129,7 +129,8 @@ struct Stage {
     SymbolicRegion self_reads, writes;
     // Calls per point into the C math library, which Halide 14 makes once per vector lane (sin,
     // tanh, ...; exp, log, pow and sqrt it vectorizes itself), each weighted by its cost relative
-    // to sinf (library_call_cost).
+    // to sinf (library_call_cost); and integer divisions by run-time values, which x86 also
+    // makes one lane at a time (kRuntimeDivisionCost).
     double library_calls_per_point = 0;
 
     // The stage's loop bounds (innermost first) when its Func computes `region`: pure loops
@@ -238,5 +239,14 @@ std::string stable_name(const std::string &name);
 // functions it computes with vector code of its own (exp, log, pow, erf, sqrt, floor, ...) and
 // for names it does not know. Measured by bench-math-calls.
 double library_call_cost(const std::string &name);
+// An integer division or modulo by a value known only at run time (a mirrored coordinate's
+// `% (2 * extent)`), in sinf-equivalents: x86 has no vector integer division, so LLVM divides
+// lane by lane. bench-math-calls on an AMD EPYC (AVX-512), three runs: 1.0-1.7 ns a point
+// (uint8 0.42-0.54 of sin's, int32 0.53-0.82), where a division by a constant (a multiply and
+// shifts) costs 0.08 ns. In a Func it overlaps with the lanes' other work (a mirrored read is a
+// gather too), so it counts 0.25: of 0, 0.25, 0.5 and 1, the value under which the manual model
+// ranks the two training corpora calibrate-2000 and train-3000 better (pairwise, regret) and
+// keeps their R² (0.773 -> 0.795, 0.863 -> 0.860; at 0.5 train-3000's fell to 0.844).
+inline constexpr double kRuntimeDivisionCost = 0.25;
 
 } // namespace schedforge::featurize

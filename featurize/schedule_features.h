@@ -41,7 +41,10 @@
 //     (0 for an inlined Func: its calls run in its readers' loops, on their cores, and are divided
 //     by their parallelism, not counted once serially). Halide 14 computes exp, log, pow and sqrt with vector code
 //     of its own, but calls sinf, tanhf, atan2f, ... once per lane: 1-8 ns a point against
-//     hundredths for an add, which the op counts of the compute terms price alike.
+//     hundredths for an add, which the op counts of the compute terms price alike. An integer
+//     division or modulo by a run-time value (a mirror boundary's `% (2 * extent)`) runs lane by
+//     lane too, 0.4-0.8 of a sinf alone: it counts as kRuntimeDivisionCost calls where it varies along the
+//     Func's first dimension (others are hoisted out of the innermost loop).
 //   - accumulator_bytes_spilled (not in the paper): an update whose innermost reduction loop
 //     encloses pure loops sweeps their block of its Func once per iteration of that reduction
 //     loop. Where the block is larger than kL1Bytes, every point's update loads its
@@ -110,7 +113,8 @@ class LoopNest;
     X(working_set_at_root, "all allocations of the pipeline (the same for every stage)")                               \
     X(bytes_read_past_cache, "bytes read from beyond a core's cache: capacity misses of the loop order (below)")       \
     X(bytes_read_from_memory, "bytes read from producers evicted from the last-level cache before the read (below)")   \
-    X(library_calls, "per-lane calls into the C math library, weighted by their cost relative to sinf (below)")        \
+    X(library_calls, "per-lane calls into the C math library and integer divisions by run-time values, weighted by "   \
+                     "their cost relative to sinf (below)")                                                            \
     X(accumulator_bytes_spilled, "an update's accumulator bytes loaded and stored past L1 (below)")
 
 // The cache a core reuses data from between iterations of its loops: the L2 of current x86 servers.
@@ -145,7 +149,8 @@ struct ScheduleFeatures {
     // predicated vectors, counted as scalar lanes). Files of version 4 written before those hold
     // the older meanings under the same names, so the version says which: `dataset refeaturize`.
     // Also new in 5: loads through a clamped index count as their argument's (Jacobian::steady_entries).
-    static int version() { return 5; }
+    // 6: library_calls also counts integer divisions by run-time values (kRuntimeDivisionCost).
+    static int version() { return 6; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();

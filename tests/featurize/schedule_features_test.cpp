@@ -70,7 +70,7 @@ TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
     EXPECT_EQ(names[40], "bytes_read_from_memory");
     EXPECT_EQ(names[41], "library_calls");
     EXPECT_EQ(names.back(), "accumulator_bytes_spilled");
-    EXPECT_EQ(ScheduleFeatures::version(), 5);
+    EXPECT_EQ(ScheduleFeatures::version(), 6);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -508,6 +508,29 @@ TEST(LibraryCalls, CountTheMathFunctionsCalledPerLane) {
     for (const char *vectorized : {"exp_f32", "log_f32", "pow_f32", "sqrt_f32", "floor_f32", "erf_f32"})
         EXPECT_EQ(library_call_cost(vectorized), 0) << vectorized;
     for (const char *other : {"sin", "sin_i32", "my_extern_f32", ""}) EXPECT_EQ(library_call_cost(other), 0) << other;
+}
+
+// Integer divisions by a run-time value run lane by lane: a mirrored x coordinate's modulo counts
+// kRuntimeDivisionCost per point; a mirrored y coordinate's is hoisted out of the x loop, and a
+// division by a constant is a multiply, so neither counts; nor does a float division.
+TEST(LibraryCalls, DivisionsByRunTimeValuesAlongTheFirstDimensionCount) {
+    ImageParam in(Int(32), 2, "in");
+    Param<int> n("n");
+    Var x("x"), y("y");
+    auto per_point = [&](const Expr &value) {
+        Func f("f");
+        f(x, y) = value;
+        f.set_estimates({{0, 64}, {0, 32}});
+        in.set_estimates({{0, 64}, {0, 32}});
+        n.set_estimate(7);
+        const FunctionDAG dag = FunctionDAG::build(Pipeline(f));
+        return dag.nodes[size_t(node_of(dag, "f"))].stages[0].library_calls_per_point;
+    };
+    EXPECT_EQ(per_point(in(x % n, y)), kRuntimeDivisionCost);
+    EXPECT_EQ(per_point(in(x, y) / n + in(x, y) % (n + 1)), 2 * kRuntimeDivisionCost);
+    EXPECT_EQ(per_point(in(x, y % n)), 0) << "depends on y only: once per row";
+    EXPECT_EQ(per_point(in(x / 3, y)), 0) << "a constant divisor";
+    EXPECT_EQ(per_point(cast<int>(cast<float>(in(x, y)) / cast<float>(n))), 0) << "float division";
 }
 
 // f = tanh(in) + sin(in), 5.5 sinf-equivalents a point; g reads f at two points and takes an

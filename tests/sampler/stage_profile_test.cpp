@@ -52,6 +52,7 @@ TEST(StageProfile, TheExpensiveProducerTakesMostOfTheTime) {
                                           Halide::get_jit_target_from_environment(), 0.5);
     EXPECT_GE(p.runs, 3);
     EXPECT_GT(p.seconds_per_run, 0);
+    EXPECT_GT(p.unprofiled_seconds_per_run, 0) << "the same runs are timed without the profiler";
     ASSERT_GT(p.sampled_total(), 0) << "half a second of runs gets samples";
     ASSERT_TRUE(p.sampled.count("producer")) << "Funcs are reported by name";
     EXPECT_GT(p.sampled.at("producer") / p.sampled_total(), 0.6);
