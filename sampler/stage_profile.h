@@ -5,8 +5,7 @@
 // Under JIT, Target::Profile makes every realize() print a report (per Func: the time of the
 // profiler's samples that found it running, sampled every millisecond) and reset the counts. A
 // run shorter than a millisecond gets one sample or none, so the reports of many runs are summed:
-// over a second or two of runs the split is stable. The instrumentation itself costs a little
-// per production (each one records which Func is running).
+// over a second or two of runs the split is stable.
 //
 // The profile runs on one thread: parallel loops run their tasks one after another. Halide 14's
 // profiler keeps a single "running Func" per pipeline that every thread overwrites, so with
