@@ -1,5 +1,7 @@
 #include "sampler/stage_profile.h"
 
+#include "common/stopwatch.h"
+
 #include <chrono>
 #include <sstream>
 
@@ -61,9 +63,6 @@ StageProfile profile_stages(Halide::Pipeline pipeline, Halide::Buffer<> output, 
     } sink(&reports);
     StageProfile profile;
     using Clock = std::chrono::steady_clock;
-    const auto seconds_since = [](Clock::time_point t) {
-        return std::chrono::duration<double>(Clock::now() - t).count();
-    };
     auto start = Clock::now();
     double elapsed = 0;
     while (profile.runs < 3 || elapsed < seconds) {

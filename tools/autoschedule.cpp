@@ -212,7 +212,8 @@ int main(int argc, char **argv) {
     app.add_flag("--check", check, "Compile the schedule and compare its output with compute_root's");
     app.add_flag("--benchmark", bench, "Time the schedule and compute_root's with the benchmark runner");
     app.add_flag("--stage-times", stage_times,
-                 "Each Func's share of the run time (Halide's profiler) beside its share of the predicted cost");
+                 "Each Func's share of the run time on one thread (Halide's profiler) beside its share of the "
+                 "predicted cost for one core");
     auto *nest_in_opt =
         app.add_option("--nest", nest_in, "Schedule with this LoopNest text instead of searching (search flags unused)")
             ->check(CLI::ExistingFile);
