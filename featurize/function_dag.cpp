@@ -648,6 +648,12 @@ void Node::add_update_footprints(std::vector<Span> &region, bool writes) const {
     region = std::move(grown);
 }
 
+double Stage::library_calls_per_point() const {
+    double calls = 0;
+    for (const DependentCalls &g : library_calls) calls += g.per_point;
+    return calls;
+}
+
 int64_t Node::bytes_per_point() const {
     int64_t b = 0;
     for (const Type &t : types) b += t.bytes();
@@ -857,45 +863,61 @@ void settle_bounds(FunctionDAG &dag, const std::vector<PendingBound> &pending, i
     }
 }
 
-// The weighted math library calls of one evaluation of a definition (library_call_cost), and
-// its integer divisions by values known only at run time (kRuntimeDivisionCost) that vary with
-// `innermost` (the Func's first dimension, which its loops run innermost in the common case);
-// the others (a mirrored y coordinate's modulo) Halide hoists out of that loop. Empty
-// `innermost` (a Func of no dimensions): all count.
+// The weighted math library calls of one evaluation of a definition (library_call_cost) and its
+// integer divisions by values known only at run time (kRuntimeDivisionCost), grouped by the
+// stage loops (`loop_vars`, innermost first) whose variables their operands use. A Func's
+// definition binds common subexpressions in Lets, whose uses count as uses of what they bind.
 struct LibraryCallCounter : IRVisitor {
-    const std::string &innermost;
-    std::vector<std::string> varying_lets; // Let names bound to values that vary with innermost
-    double calls = 0;
-    explicit LibraryCallCounter(const std::string &v) : innermost(v) {}
-    bool varies(const Expr &e) const {
-        if (innermost.empty() || expr_uses_var(e, innermost)) return true;
-        return std::any_of(varying_lets.begin(), varying_lets.end(),
-                           [&](const std::string &name) { return expr_uses_var(e, name); });
+    const std::vector<std::string> &loop_vars;
+    std::vector<std::pair<std::string, uint64_t>> lets; // in scope, with the loops their values use
+    std::vector<DependentCalls> groups;
+    explicit LibraryCallCounter(const std::vector<std::string> &vars) : loop_vars(vars) {}
+    uint64_t loops_used(const Expr &e) const {
+        uint64_t used = 0;
+        for (size_t l = 0; l < loop_vars.size() && l < 64; l++) {
+            if (expr_uses_var(e, loop_vars[l])) used |= uint64_t(1) << l;
+        }
+        for (const auto &[name, loops] : lets) {
+            if ((used | loops) != used && expr_uses_var(e, name)) used |= loops;
+        }
+        return used;
+    }
+    void add(uint64_t loops, double calls) {
+        for (DependentCalls &g : groups) {
+            if (g.loops == loops) return void(g.per_point += calls);
+        }
+        groups.push_back({loops, calls});
     }
     using IRVisitor::visit;
-    void visit(const Let *op) override { // Funcs' definitions bind common subexpressions
+    void visit(const Let *op) override {
         op->value.accept(this);
-        if (varies(op->value)) varying_lets.push_back(op->name);
+        lets.emplace_back(op->name, loops_used(op->value));
         op->body.accept(this);
+        lets.pop_back();
     }
     void visit(const Call *op) override {
-        if (op->call_type == Call::PureExtern) calls += library_call_cost(op->name);
+        if (op->call_type == Call::PureExtern) {
+            const double cost = library_call_cost(op->name);
+            if (cost > 0) add(loops_used(op), cost);
+        }
         IRVisitor::visit(op);
     }
     template<typename DivOrMod>
     void division(const DivOrMod *op) {
-        if (!op->type.is_float() && !is_const(op->b) && (varies(op->a) || varies(op->b))) calls += kRuntimeDivisionCost;
+        if (!op->type.is_float() && !is_const(op->b)) add(loops_used(op), kRuntimeDivisionCost);
         IRVisitor::visit(op);
     }
     void visit(const Div *op) override { division(op); }
     void visit(const Mod *op) override { division(op); }
 };
 
-double library_calls_per_point(const Definition &def, const std::string &innermost) {
-    LibraryCallCounter counter(innermost);
+std::vector<DependentCalls> library_calls(const Definition &def, const std::vector<Loop> &loops) {
+    std::vector<std::string> vars;
+    for (const Loop &l : loops) vars.push_back(l.var);
+    LibraryCallCounter counter(vars);
     for (const Expr &e : def.values()) e.accept(&counter);
     for (const Expr &e : def.args()) e.accept(&counter);
-    return counter.calls;
+    return counter.groups;
 }
 
 // An extern stage: one stage over the Func's pure variables, reading each Func or image it is
@@ -1020,8 +1042,6 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
             st.index = int(si);
             st.name = si == 0 ? node.name : node.name + ".update(" + std::to_string(si - 1) + ")";
             st.definition = defs[si];
-            st.library_calls_per_point =
-                library_calls_per_point(defs[si], node.func.args().empty() ? "" : node.func.args()[0]);
             const StageSchedule &sched = defs[si].schedule();
             for (const Dim &d : sched.dims()) {
                 if (d.var == Var::outermost().name()) continue;
@@ -1037,6 +1057,7 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 }
                 st.loops.push_back(l);
             }
+            st.library_calls = library_calls(defs[si], st.loops);
             // Symbolic loop bounds: symbol 2i = loop i's min, 2i+1 its max.
             const std::vector<std::string> symbols = loop_bound_symbols(st.loops);
             Scope<Interval> scope;

@@ -109,6 +109,13 @@ struct Loop {
 
 struct Edge;
 
+// Calls per point of a stage that depend on the same set of its loops: bit l of `loops` is set
+// where the operands use loops[l]'s variable, directly or through a Let binding.
+struct DependentCalls {
+    uint64_t loops = 0;
+    double per_point = 0;
+};
+
 // Per dimension of a Func, the [min, max] of an access as functions of a stage's loop bounds.
 using SymbolicRegion = std::vector<std::pair<SymbolicBound, SymbolicBound>>;
 // Evaluates `region` for concrete loop bounds (innermost first) into `out`, reusing its storage.
@@ -130,8 +137,11 @@ struct Stage {
     // Calls per point into the C math library, which Halide 14 makes once per vector lane (sin,
     // tanh, ...; exp, log, pow and sqrt it vectorizes itself), each weighted by its cost relative
     // to sinf (library_call_cost); and integer divisions by run-time values, which x86 also
-    // makes one lane at a time (kRuntimeDivisionCost).
-    double library_calls_per_point = 0;
+    // makes one lane at a time (kRuntimeDivisionCost). Grouped by the loops they depend on:
+    // Halide computes an operation once per iteration of the innermost loop it depends on (loop-
+    // invariant code motion), so how often a schedule makes them depends on its loop order.
+    std::vector<DependentCalls> library_calls;
+    double library_calls_per_point() const; // all groups: as if no loop hoisted any
 
     // The stage's loop bounds (innermost first) when its Func computes `region`: pure loops
     // span their dimension of it, reduction loops their whole domain.

@@ -303,17 +303,33 @@ private:
         }
         return use;
     }
-    // Library calls per point of `st` made by the Funcs inlined into it, through inlined chains.
-    double inlined_library_calls(const Stage &st) const {
-        double calls = 0;
+    // The library calls per point of `st` by the loops they depend on: its own, and those of the
+    // Funcs inlined into it (through inlined chains), which depend on the loops of `st` that their
+    // call sites' coordinates move with (an unknown slope counts as moving).
+    void library_calls_in(const Stage &st, std::vector<DependentCalls> &calls) const {
+        calls.insert(calls.end(), st.library_calls.begin(), st.library_calls.end());
         for (int ei : st.incoming_edges) {
             const Edge &e = dag_.edges[size_t(ei)];
             if (!nest_.inlined(e.producer)) continue;
             const Stage &p = dag_.nodes[size_t(e.producer)].stages[0]; // an inlined Func has no updates
-            calls += double(e.calls) * (p.library_calls_per_point + inlined_library_calls(p));
+            std::vector<DependentCalls> inner;
+            library_calls_in(p, inner);
+            for (const DependentCalls &g : inner) {
+                uint64_t loops = 0;
+                for (const Jacobian &j : e.jacobians) {
+                    for (size_t l = 0; l < p.loops.size(); l++) {
+                        if (!(g.loops >> l & 1)) continue;
+                        const std::vector<JacobianEntry> &slopes = j.entries[size_t(p.loops[l].dim)];
+                        for (size_t c = 0; c < slopes.size(); c++) {
+                            if (!slopes[c] || slopes[c]->num != 0) loops |= uint64_t(1) << c;
+                        }
+                    }
+                }
+                calls.push_back({loops, double(e.calls) * g.per_point});
+            }
         }
-        return calls;
     }
+    double evaluations(StageRef s, uint64_t loops, double points_total);
     void featurize(StageRef s, ScheduleFeatures &f);
     void load_features(StageRef s, const std::vector<Load> &stage_loads, ScheduleFeatures &f);
     double bytes_read_past_cache(StageRef s, size_t num_loads, const ScheduleFeatures &f);
@@ -322,7 +338,8 @@ private:
     // The stage's own loops from one vector outward, as apply() nests them: level by level from
     // the innermost, within a level the reduction loops, then the pure loops in dimension order.
     // For each loop of more than one trip, visit(loop, the block of loops inside it, the block
-    // with it) until visit returns false; with `stop_at_level0_pure`, before level 0's pure loops.
+    // with it, its level) until visit returns false; with `stop_at_level0_pure`, before level 0's
+    // pure loops.
     template<typename Visit>
     void walk_own_loops(StageRef s, bool stop_at_level0_pure, Visit &&visit) {
         const Stage &st = stage(s);
@@ -340,7 +357,7 @@ private:
                     }
                     const Region inside = block;
                     block[l] = outer[l];
-                    if (!visit(l, inside, block)) return;
+                    if (!visit(l, inside, block, k)) return;
                 }
             }
         }
@@ -353,6 +370,7 @@ private:
     std::vector<Allocation> allocations_;           // every non-output Func with storage
     std::vector<std::vector<double>> points_total_; // per node and stage, once featurized
     LoopNestBounds::RunTotals totals_;              // over every tile of every site
+    std::vector<DependentCalls> library_calls_;     // scratch: the stage's, by the loops they depend on
 };
 
 void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
@@ -385,7 +403,11 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     // and realization on average. Storage is never hoisted above the compute site yet
     // (storage_error), so no window slides.
     f.points_computed_total = totals_.points[size_t(s.node)][size_t(s.stage)];
-    f.library_calls = f.points_computed_total * (st.library_calls_per_point + inlined_library_calls(st));
+    library_calls_.clear();
+    library_calls_in(st, library_calls_);
+    f.library_calls = 0;
+    for (const DependentCalls &g : library_calls_)
+        f.library_calls += g.per_point * evaluations(s, g.loops, f.points_computed_total);
     auto mean = [&](double count) { return count > 0 ? f.points_computed_total / count : 0.0; };
     f.points_computed_per_production = mean(f.num_productions); // never produced: 0
     f.points_computed_per_realization = mean(f.num_realizations);
@@ -495,6 +517,23 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     f.accumulator_bytes_spilled = accumulator_bytes_spilled(s, f);
 }
 
+// The header's rule: once per iteration of the loops an operation depends on and of those that
+// enclose the innermost of them (Halide hoists it out of the others); along the vector, once per
+// vector where it does not depend on the vectorized loop. An unrolled loop is copies of its body:
+// the copies repeat an operation that depends on it, and share one that does not.
+double Featurizer::evaluations(StageRef s, uint64_t loops, double points_total) {
+    const StageTiling &t = tiling(s);
+    const Stage &st = stage(s);
+    double n = points_total;
+    if (t.vector_loop < 0 || !(loops >> t.vector_loop & 1)) n /= t.vector_width;
+    walk_own_loops(s, false, [&](size_t l, const Region &inside, const Region &around, int level) {
+        if (loops >> l & 1) return t.unroll && level == t.levels() - 1 && !st.loops[l].is_rvar;
+        n *= points(inside) / points(around);
+        return true;
+    });
+    return n;
+}
+
 // The header's rule. apply() nests, within each tiling level from the innermost, the reduction
 // loops innermost and then the pure loops: the block a reduction loop sweeps is the tile inside
 // it, as far as the first reduction loop with more than one iteration.
@@ -502,7 +541,7 @@ double Featurizer::accumulator_bytes_spilled(StageRef s, const ScheduleFeatures 
     const Stage &st = stage(s);
     if (st.self_calls.empty()) return 0;
     double spilled = 0;
-    walk_own_loops(s, false, [&](size_t l, const Region &inside, const Region &) {
+    walk_own_loops(s, false, [&](size_t l, const Region &inside, const Region &, int) {
         if (!st.loops[l].is_rvar) return true;
         spilled = points(inside) * bpp(s.node) > kL1Bytes ? 2 * f.points_computed_total * bpp(s.node) : 0;
         return false;
@@ -528,7 +567,7 @@ double Featurizer::bytes_read_past_cache(StageRef s, size_t num_loads, const Sch
     // A parallel root stage's pure loops of level 0 are its tasks, which run on other cores: the
     // walk ends inside them.
     const bool tasks_at_level0 = fs.compute.kind == Site::Root && f.inner_parallelism > 1;
-    walk_own_loops(s, tasks_at_level0, [&](size_t, const Region &, const Region &around) {
+    walk_own_loops(s, tasks_at_level0, [&](size_t, const Region &, const Region &around, int) {
         add(around);
         return true;
     });

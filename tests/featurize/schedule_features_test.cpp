@@ -70,7 +70,7 @@ TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
     EXPECT_EQ(names[40], "bytes_read_from_memory");
     EXPECT_EQ(names[41], "library_calls");
     EXPECT_EQ(names.back(), "accumulator_bytes_spilled");
-    EXPECT_EQ(ScheduleFeatures::version(), 6);
+    EXPECT_EQ(ScheduleFeatures::version(), 7);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -509,28 +509,64 @@ TEST(LibraryCalls, CountTheMathFunctionsCalledPerLane) {
         EXPECT_EQ(library_call_cost(vectorized), 0) << vectorized;
     for (const char *other : {"sin", "sin_i32", "my_extern_f32", ""}) EXPECT_EQ(library_call_cost(other), 0) << other;
 }
-
-// Integer divisions by a run-time value run lane by lane: a mirrored x coordinate's modulo counts
-// kRuntimeDivisionCost per point; a mirrored y coordinate's is hoisted out of the x loop, and a
-// division by a constant is a multiply, so neither counts; nor does a float division.
-TEST(LibraryCalls, DivisionsByRunTimeValuesAlongTheFirstDimensionCount) {
+// A division or modulo by a run-time value counts kRuntimeDivisionCost, grouped by the loops
+// (innermost first: bit 0 x, bit 1 y) its operands use, through Lets; a division by a constant is
+// a multiply, so it does not count; nor does a float division.
+TEST(LibraryCalls, DivisionsByRunTimeValuesCountWithTheLoopsTheyDependOn) {
     ImageParam in(Int(32), 2, "in");
     Param<int> n("n");
     Var x("x"), y("y");
-    auto per_point = [&](const Expr &value) {
+    auto groups = [&](const Expr &value) {
         Func f("f");
         f(x, y) = value;
         f.set_estimates({{0, 64}, {0, 32}});
         in.set_estimates({{0, 64}, {0, 32}});
         n.set_estimate(7);
         const FunctionDAG dag = FunctionDAG::build(Pipeline(f));
-        return dag.nodes[size_t(node_of(dag, "f"))].stages[0].library_calls_per_point;
+        std::vector<std::pair<uint64_t, double>> out;
+        for (const DependentCalls &g : dag.nodes[size_t(node_of(dag, "f"))].stages[0].library_calls)
+            out.emplace_back(g.loops, g.per_point);
+        return out;
     };
-    EXPECT_EQ(per_point(in(x % n, y)), kRuntimeDivisionCost);
-    EXPECT_EQ(per_point(in(x, y) / n + in(x, y) % (n + 1)), 2 * kRuntimeDivisionCost);
-    EXPECT_EQ(per_point(in(x, y % n)), 0) << "depends on y only: once per row";
-    EXPECT_EQ(per_point(in(x / 3, y)), 0) << "a constant divisor";
-    EXPECT_EQ(per_point(cast<int>(cast<float>(in(x, y)) / cast<float>(n))), 0) << "float division";
+    using Groups = std::vector<std::pair<uint64_t, double>>;
+    EXPECT_EQ(groups(in(x % n, y)), (Groups{{1, kRuntimeDivisionCost}}));
+    EXPECT_EQ(groups(in(x, y) / n + in(x, y) % (n + 1)), (Groups{{3, 2 * kRuntimeDivisionCost}}));
+    EXPECT_EQ(groups(in(x, y % n)), (Groups{{2, kRuntimeDivisionCost}}));
+    const Expr t = (y + 1) % n; // bound in a Let by Func's common subexpression elimination
+    EXPECT_EQ(groups(in(x, t) + in(x + 1, t) / t), (Groups{{2, kRuntimeDivisionCost}, {3, kRuntimeDivisionCost}}));
+    EXPECT_EQ(groups(in(x / 3, y)), Groups{}) << "a constant divisor";
+    EXPECT_EQ(groups(cast<int>(cast<float>(in(x, y)) / cast<float>(n))), Groups{}) << "float division";
+}
+
+// f(x, y) = in(x % n, y): its modulo depends on x only. Halide computes it once per iteration of
+// the innermost x loop and of the loops around it: with rows inside 16-wide columns (one vector),
+// once per column; with x innermost (4 vectors a row), once per point; once per vector of a row
+// when a mirrored y is the only division; and unrolled rows share it.
+TEST(ScheduleFeatures, LibraryCallsAreHoistedOutOfTheLoopsTheyDoNotDependOn) {
+    ImageParam in(Int(32), 2, "in");
+    Param<int> n("n");
+    Var x("x"), y("y");
+    in.set_estimates({{0, 64}, {0, 32}});
+    n.set_estimate(7);
+    auto calls = [&](const Expr &value, const StageTiling &tiling) {
+        Func f("f");
+        f(x, y) = value;
+        f.set_estimates({{0, 64}, {0, 32}});
+        const FunctionDAG dag = FunctionDAG::build(Pipeline(f));
+        const int f_node = node_of(dag, "f"), in_im = node_of(dag, "in_im");
+        LoopNest nest(dag);
+        nest.funcs[size_t(f_node)] = {Site::root(), Site::root(), {tiling}};
+        nest.funcs[size_t(in_im)] = {Site::inlined(), Site::inlined(), {}};
+        EXPECT_EQ(nest.validate(dag), "");
+        return features(compute_schedule_features(dag, nest, kAvx2), f_node).library_calls / kRuntimeDivisionCost;
+    };
+    const StageTiling rows_inner{{{16, 32}}, 0, 16, false, false}, x_inner{{}, 0, 16, false, false};
+    EXPECT_EQ(calls(in(x % n, y), rows_inner), 64);
+    EXPECT_EQ(calls(in(x % n, y), x_inner), 64 * 32);
+    EXPECT_EQ(calls(in(x, y % n), x_inner), 32);
+    EXPECT_EQ(calls(in(x, y % n), rows_inner), 4 * 32) << "per vector of a row: its tiles' x loop is outermost";
+    const StageTiling unrolled{{{16, 4}}, 0, 16, false, true}; // 4 rows of one vector, unrolled
+    EXPECT_EQ(calls(in(x % n, y), unrolled), 64 * 8);
 }
 
 // f = tanh(in) + sin(in), 5.5 sinf-equivalents a point; g reads f at two points and takes an
@@ -546,8 +582,8 @@ TEST(ScheduleFeatures, LibraryCallsAreEvaluationsTimesTheWeightedCallsPerPoint) 
     g.set_estimates({{0, 64}, {0, 32}});
     const FunctionDAG dag = FunctionDAG::build(Pipeline(g));
     const int g_node = node_of(dag, "g"), f_node = node_of(dag, "f"), in_im = node_of(dag, "in_im");
-    EXPECT_EQ(dag.nodes[size_t(f_node)].stages[0].library_calls_per_point, 5.5);
-    EXPECT_EQ(dag.nodes[size_t(g_node)].stages[0].library_calls_per_point, 0);
+    EXPECT_EQ(dag.nodes[size_t(f_node)].stages[0].library_calls_per_point(), 5.5);
+    EXPECT_EQ(dag.nodes[size_t(g_node)].stages[0].library_calls_per_point(), 0);
     auto calls = [&](const Site &f_site) {
         LoopNest n(dag);
         n.funcs[size_t(g_node)] = {Site::root(), Site::root(), {{{}, 0, 8, false, false}}};
