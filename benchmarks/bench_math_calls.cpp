@@ -8,7 +8,8 @@
 // is the function's cost. Halide 14 computes some functions with vector code of its own (exp,
 // log, pow, erf, sqrt) and leaves the others to the C math library, one call per lane: the
 // ratios show the two kinds apart. So do integer divisions: by a constant, a multiply and shifts;
-// by a value known only at run time, one lane at a time (x86 has no vector integer division).
+// by a value known only at run time, one lane at a time (x86 has no vector integer division), and
+// 64-bit lanes by a constant too, but for powers of two (no 64-bit vector multiply-high).
 // The table lists which kind featurize counts each as.
 #include "common/stopwatch.h"
 #include "featurize/function_dag.h"
@@ -32,7 +33,7 @@ using namespace Halide;
 struct Case {
     const char *name;
     Expr value;
-    bool runtime_division = false; // counted as kRuntimeDivisionCost, not by name
+    bool lane_division = false; // counted as kRuntimeDivisionCost, not by name
 };
 
 } // namespace
@@ -96,14 +97,19 @@ int main(int argc, char **argv) {
             {"int / param", cast<float>(i / divisor), true},
             {"int % param", cast<float>(i % divisor), true},
             {"int16 / param", cast<float>(cast<int16_t>(i) / cast<int16_t>(divisor)), true},
-            {"uint8 / param", cast<float>(cast<uint8_t>(i) / cast<uint8_t>(divisor)), true}};
+            {"uint8 / param", cast<float>(cast<uint8_t>(i) / cast<uint8_t>(divisor)), true},
+            {"int64 / 3", cast<float>(cast<int64_t>(i) / 3), true},
+            {"int64 % 3", cast<float>(cast<int64_t>(i) % 3), true},
+            {"uint64 / 3", cast<float>(cast<uint64_t>(i) / 3), true},
+            {"int64 / 4", cast<float>(cast<int64_t>(i) / 4)},
+            {"int64 / param", cast<float>(cast<int64_t>(i) / cast<int64_t>(divisor)), true}};
         const double copy = time_per_point(v), sin_cost = time_per_point(sin(v)) - copy;
         std::printf("a copy: %.3f ns per point; sin: %.3f ns more (vector width %d, target %s)\n", copy * 1e9,
                     sin_cost * 1e9, width, target.to_string().c_str());
         schedforge::tools::Table table({"function", "ns/point", "over copy", "/ sin", "featurize counts"});
         for (const Case &c : cases) {
             const double t = time_per_point(c.value);
-            const double counted = c.runtime_division
+            const double counted = c.lane_division
                                        ? schedforge::featurize::kRuntimeDivisionCost
                                        : schedforge::featurize::library_call_cost(std::string(c.name) + "_f32");
             table.add_row({c.name, schedforge::tools::format_number("%.3f", t * 1e9),

@@ -136,8 +136,8 @@ struct Stage {
     SymbolicRegion self_reads, writes;
     // Calls per point into the C math library, which Halide 14 makes once per vector lane (sin,
     // tanh, ...; exp, log, pow and sqrt it vectorizes itself), each weighted by its cost relative
-    // to sinf (library_call_cost); and integer divisions by run-time values, which x86 also
-    // makes one lane at a time (kRuntimeDivisionCost). Grouped by the loops they depend on:
+    // to sinf (library_call_cost); and the integer divisions x86 also makes one lane at a time
+    // (kRuntimeDivisionCost). Grouped by the loops they depend on:
     // Halide computes an operation once per iteration of the innermost loop it depends on (loop-
     // invariant code motion), so how often a schedule makes them depends on its loop order.
     std::vector<DependentCalls> library_calls;
@@ -250,8 +250,10 @@ std::string stable_name(const std::string &name);
 // for names it does not know. Measured by bench-math-calls.
 double library_call_cost(const std::string &name);
 // An integer division or modulo by a value known only at run time (a mirrored coordinate's
-// `% (2 * extent)`), in sinf-equivalents: x86 has no vector integer division, so LLVM divides
-// lane by lane. bench-math-calls on an AMD EPYC (AVX-512), three runs: 1.0-1.7 ns a point
+// `% (2 * extent)`), or of 64-bit lanes by a constant other than a power of two (an int64
+// interpolation's rounding `/ 3`), in sinf-equivalents: x86 has no vector integer division, nor
+// a 64-bit vector multiply-high to divide by a constant, so LLVM divides lane by lane (int64 / 3:
+// 0.21-0.36 of a sinf). bench-math-calls on an AMD EPYC (AVX-512), three runs: 1.0-1.7 ns a point
 // (uint8 0.42-0.54 of sin's, int32 0.53-0.82), where a division by a constant (a multiply and
 // shifts) costs 0.08 ns. In a Func it overlaps with the lanes' other work (a mirrored read is a
 // gather too), so it counts 0.25: of 0, 0.25, 0.5 and 1, the value under which the manual model

@@ -43,7 +43,8 @@
 //     vector code of its own, but calls sinf, tanhf, atan2f, ... once per lane: 1-8 ns a point
 //     against hundredths for an add, which the op counts of the compute terms price alike. An
 //     integer division or modulo by a run-time value (a mirror boundary's `% (2 * extent)`) runs
-//     lane by lane too, 0.4-0.8 of a sinf alone, and counts as kRuntimeDivisionCost calls. Each
+//     lane by lane too, 0.4-0.8 of a sinf alone, and so does one of 64-bit lanes by a constant other than a
+//     power of two (0.2-0.4): each counts as kRuntimeDivisionCost calls. Each
 //     call counts once per iteration of the loops it depends on and of the loops around the
 //     innermost of them: Halide hoists it out of the loops inside that one (a mirrored x
 //     coordinate's modulo runs once per column of a tile whose rows run inside its columns, once
@@ -117,7 +118,7 @@ class LoopNest;
     X(working_set_at_root, "all allocations of the pipeline (the same for every stage)")                               \
     X(bytes_read_past_cache, "bytes read from beyond a core's cache: capacity misses of the loop order (below)")       \
     X(bytes_read_from_memory, "bytes read from producers evicted from the last-level cache before the read (below)")   \
-    X(library_calls, "per-lane calls into the C math library and integer divisions by run-time values, weighted by "   \
+    X(library_calls, "per-lane calls into the C math library and integer divisions made lane by lane, weighted by "    \
                      "their cost relative to sinf (below)")                                                            \
     X(accumulator_bytes_spilled, "an update's accumulator bytes loaded and stored past L1 (below)")
 
@@ -156,7 +157,8 @@ struct ScheduleFeatures {
     // 6: library_calls also counts integer divisions by run-time values (kRuntimeDivisionCost).
     // 7: library_calls counts each call once per iteration of the loops it depends on (hoisted
     // out of the others, as Halide's loop-invariant code motion does), not once per point.
-    static int version() { return 7; }
+    // 8: library_calls also counts divisions of 64-bit lanes by constants (not powers of two).
+    static int version() { return 8; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();

@@ -70,7 +70,7 @@ TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
     EXPECT_EQ(names[40], "bytes_read_from_memory");
     EXPECT_EQ(names[41], "library_calls");
     EXPECT_EQ(names.back(), "accumulator_bytes_spilled");
-    EXPECT_EQ(ScheduleFeatures::version(), 7);
+    EXPECT_EQ(ScheduleFeatures::version(), 8);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -510,9 +510,9 @@ TEST(LibraryCalls, CountTheMathFunctionsCalledPerLane) {
     for (const char *other : {"sin", "sin_i32", "my_extern_f32", ""}) EXPECT_EQ(library_call_cost(other), 0) << other;
 }
 // A division or modulo by a run-time value counts kRuntimeDivisionCost, grouped by the loops
-// (innermost first: bit 0 x, bit 1 y) its operands use, through Lets; a division by a constant is
-// a multiply, so it does not count; nor does a float division.
-TEST(LibraryCalls, DivisionsByRunTimeValuesCountWithTheLoopsTheyDependOn) {
+// (innermost first: bit 0 x, bit 1 y) its operands use, through Lets; a division of 32-bit lanes
+// by a constant is a multiply, so it does not count; nor does a float division.
+TEST(LibraryCalls, DivisionsMadeLaneByLaneCountWithTheLoopsTheyDependOn) {
     ImageParam in(Int(32), 2, "in");
     Param<int> n("n");
     Var x("x"), y("y");
@@ -535,6 +535,11 @@ TEST(LibraryCalls, DivisionsByRunTimeValuesCountWithTheLoopsTheyDependOn) {
     const Expr t = (y + 1) % n; // bound in a Let by Func's common subexpression elimination
     EXPECT_EQ(groups(in(x, t) + in(x + 1, t) / t), (Groups{{2, kRuntimeDivisionCost}, {3, kRuntimeDivisionCost}}));
     EXPECT_EQ(groups(in(x / 3, y)), Groups{}) << "a constant divisor";
+    // No 64-bit vector multiply-high: a constant divisor of 64-bit lanes is divided lane by lane
+    // too, unless it is a power of two (a shift).
+    EXPECT_EQ(groups(cast<int>(cast<int64_t>(in(x, y)) / 3)), (Groups{{3, kRuntimeDivisionCost}}));
+    EXPECT_EQ(groups(cast<int>(cast<uint64_t>(in(x, y)) % 9)), (Groups{{3, kRuntimeDivisionCost}}));
+    EXPECT_EQ(groups(cast<int>(cast<int64_t>(in(x, y)) / 4)), Groups{}) << "a power of two";
     EXPECT_EQ(groups(cast<int>(cast<float>(in(x, y)) / cast<float>(n))), Groups{}) << "float division";
 }
 
