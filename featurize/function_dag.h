@@ -137,9 +137,9 @@ struct Stage {
     // Calls per point into the C math library, which Halide 14 makes once per vector lane (sin,
     // tanh, ...; exp, log, pow and sqrt it vectorizes itself), each weighted by its cost relative
     // to sinf (library_call_cost); and the integer divisions x86 also makes one lane at a time
-    // (kRuntimeDivisionCost). Grouped by the loops they depend on:
-    // Halide computes an operation once per iteration of the innermost loop it depends on (loop-
-    // invariant code motion), so how often a schedule makes them depends on its loop order.
+    // (kRuntimeDivisionCost). Grouped by the loops they depend on: Halide computes an operation
+    // once per iteration of the innermost loop it depends on (loop-invariant code motion), so how
+    // often a schedule makes them depends on its loop order.
     std::vector<DependentCalls> library_calls;
     double library_calls_per_point() const; // all groups: as if no loop hoisted any
 

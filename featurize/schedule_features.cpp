@@ -319,6 +319,10 @@ private:
                 for (const Jacobian &j : e.jacobians) {
                     for (size_t l = 0; l < p.loops.size(); l++) {
                         if (!(g.loops >> l & 1)) continue;
+                        if (size_t(p.loops[l].dim) >= j.entries.size()) { // no slopes: all loops
+                            loops = ~uint64_t(0);
+                            continue;
+                        }
                         const std::vector<JacobianEntry> &slopes = j.entries[size_t(p.loops[l].dim)];
                         for (size_t c = 0; c < slopes.size(); c++) {
                             if (!slopes[c] || slopes[c]->num != 0) loops |= uint64_t(1) << c;
