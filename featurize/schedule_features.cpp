@@ -3,6 +3,8 @@
 #include "featurize/loop_nest.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -334,6 +336,7 @@ private:
         }
     }
     double evaluations(StageRef s, uint64_t loops, double points_total);
+    std::pair<double, double> per_vector_footprint(StageRef s, const std::vector<Load> &stage_loads);
     void featurize(StageRef s, ScheduleFeatures &f);
     void load_features(StageRef s, const std::vector<Load> &stage_loads, ScheduleFeatures &f);
     double bytes_read_past_cache(StageRef s, size_t num_loads, const ScheduleFeatures &f);
@@ -376,6 +379,57 @@ private:
     LoopNestBounds::RunTotals totals_;              // over every tile of every site
     std::vector<DependentCalls> library_calls_;     // scratch: the stage's, by the loops they depend on
 };
+
+// The bytes and lines one vector step reads from its producers. Per producer, the box that holds
+// what it reads (reads()) over-counts where a step reads it at places far apart: a Func
+// multiplied by itself transposed reads its row r and its column y, and the box spans every row
+// between (157 rows of 16 floats where 2 are read; num_vectors multiplies the error), and a
+// mirrored index's box is its whole range (274 rows, where a vector's 16 lanes load 16 points).
+// Each call's own footprint, from its slope along the vector (at most a point per lane where the
+// slope is unknown), counts those right and overlapping calls (a stencil's taps) too often, so
+// a producer counts the smaller of the two.
+std::pair<double, double> Featurizer::per_vector_footprint(StageRef s, const std::vector<Load> &stage_loads) {
+    const StageTiling &t = tiling(s);
+    const std::map<int, Region> boxes = reads(s, b_.tile_bounds(s, t.levels() - 1));
+    std::map<int, std::pair<double, double>> by_call; // per producer: bytes and lines, call by call
+    for (const Load &l : stage_loads) {
+        const auto box = boxes.find(l.producer);
+        if (box == boxes.end()) continue; // the stage's own Func: not a producer
+        const Region &b = box->second;
+        auto &[call_bytes, call_lines] = by_call[l.producer];
+        if (l.jacobian.entries.size() != b.size()) {
+            call_bytes = call_lines = std::numeric_limits<double>::infinity(); // unknown: the box counts
+            continue;
+        }
+        // Extents of one step's reads along each dimension: a known slope spans it; an unknown
+        // one (a mirrored index, data) spans the box, but its lanes load one point each.
+        double pts = 1, rows = 1;
+        bool gathered = false;
+        for (size_t d = 0; d < b.size(); d++) {
+            double extent = 1;
+            if (t.vector_loop >= 0 && t.vector_width > 1) {
+                const JacobianEntry &slope = l.jacobian.entries[d][size_t(t.vector_loop)];
+                extent =
+                    slope ? std::floor(std::abs(slope->value()) * (t.vector_width - 1)) + 1 : double(b[d].extent());
+                gathered |= !slope;
+            }
+            extent = std::min(extent, double(b[d].extent()));
+            pts *= extent;
+            if (d > 0) rows *= extent;
+        }
+        if (gathered) pts = std::min(pts, double(t.vector_width)), rows = std::min(rows, double(t.vector_width));
+        call_bytes += pts * bpp(l.producer);
+        call_lines += rows;
+    }
+    double total_bytes = 0, total_lines = 0;
+    for (const auto &[p, r] : boxes) {
+        const auto calls = by_call.find(p);
+        const bool known = calls != by_call.end();
+        total_bytes += known ? std::min(points(r) * bpp(p), calls->second.first) : points(r) * bpp(p);
+        total_lines += known ? std::min(lines(r), calls->second.second) : lines(r);
+    }
+    return {total_bytes, total_lines};
+}
 
 void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     const Node &n = dag_.nodes[size_t(s.node)];
@@ -485,8 +539,6 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
                 std::min(f.num_realizations * points(r), tasks * points(per_task.at(p))) * bpp(p);
         }
     }
-    std::tie(f.unique_bytes_read_per_vector, f.unique_lines_read_per_vector) =
-        bytes_and_lines(reads(s, b_.tile_bounds(s, t.levels() - 1)));
     std::tie(f.unique_bytes_read_per_task, f.unique_lines_read_per_task) = bytes_and_lines(per_task);
 
     // Vectors and scalars: with tails shifted inwards every vector is whole. Halide 14 makes a
@@ -509,6 +561,7 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
         f.num_scalars = rows * double(v.partial + v.empty) * t.vector_width;
     }
     const std::vector<Load> stage_loads = loads(s);
+    std::tie(f.unique_bytes_read_per_vector, f.unique_lines_read_per_vector) = per_vector_footprint(s, stage_loads);
     load_features(s, stage_loads, f);
 
     // Working sets.

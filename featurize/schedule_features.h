@@ -105,8 +105,8 @@ class LoopNest;
     X(scalar_loads_per_vector, "scalar loads per vector: broadcasts, gathers, strides over 4")                         \
     X(vector_loads_per_vector, "dense vector loads per vector; stride-s loads (s <= 4) count s")                       \
     X(scalar_loads_per_scalar, "loads per scalar point")                                                               \
-    X(unique_bytes_read_per_vector, "bytes read from producers per vector")                                            \
-    X(unique_lines_read_per_vector, "contiguous lines read from producers per vector")                                 \
+    X(unique_bytes_read_per_vector, "bytes read from producers per vector step (per producer: its box or its calls')") \
+    X(unique_lines_read_per_vector, "contiguous lines read from producers per vector step (the same)")                 \
     X(unique_bytes_read_per_task, "bytes read from producers per parallel task")                                       \
     X(unique_lines_read_per_task, "contiguous lines read from producers per parallel task")                            \
     X(bytes_at_task, "bytes of the Func written per parallel task")                                                    \
@@ -158,7 +158,10 @@ struct ScheduleFeatures {
     // 7: library_calls counts each call once per iteration of the loops it depends on (hoisted
     // out of the others, as Halide's loop-invariant code motion does), not once per point.
     // 8: library_calls also counts divisions of 64-bit lanes by constants (not powers of two).
-    static int version() { return 8; }
+    // 9: unique_{bytes,lines}_read_per_vector count a producer read at places far apart (a Func
+    // times its own transpose) call by call, not as the box that holds every call, and a call
+    // with an unknown slope along the vector (a mirrored index) as a point per lane.
+    static int version() { return 9; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();

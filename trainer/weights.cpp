@@ -38,7 +38,7 @@ std::string one_line(std::string s) {
 }
 
 // Networks of earlier schedule feature versions: each added features and terms at the end only
-// (versions 5 to 8 none), so their weights load widened, the new entries zero, and predict what they
+// (versions 5 to 9 none), so their weights load widened, the new entries zero, and predict what they
 // did (on features whose meaning may since have changed: retrain to follow them). Versions 1-3
 // were never trained with a correction bound; should a later version add terms, widening a
 // bounded file (version 4 on) must also set the new terms' term_log_scale to log(kMinCoefficient), as
@@ -52,10 +52,11 @@ constexpr LegacyNetwork kLegacyNetworks[] = {
     {1, 39, 27}, // before bytes_read_past_cache
     {2, 40, 28}, // before bytes_read_from_memory
     {3, 41, 29}, // before library_calls and accumulator_bytes_spilled
-    {4, 43, 31}, // the same shape: versions 5 to 8 added no feature, they changed meanings
+    {4, 43, 31}, // the same shape: versions 5 to 9 added no feature, they changed meanings
     {5, 43, 31}, // before run-time divisions in library_calls
     {6, 43, 31}, // before library calls hoisted out of loops they do not depend on
     {7, 43, 31}, // before 64-bit divisions by constants in library_calls
+    {8, 43, 31}, // before per-vector footprints counted call by call
 };
 static_assert(kScheduleFeatures == 43 && kTerms == 31, "add the previous network to kLegacyNetworks");
 

@@ -70,7 +70,7 @@ TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
     EXPECT_EQ(names[40], "bytes_read_from_memory");
     EXPECT_EQ(names[41], "library_calls");
     EXPECT_EQ(names.back(), "accumulator_bytes_spilled");
-    EXPECT_EQ(ScheduleFeatures::version(), 8);
+    EXPECT_EQ(ScheduleFeatures::version(), 9);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -572,6 +572,61 @@ TEST(ScheduleFeatures, LibraryCallsAreHoistedOutOfTheLoopsTheyDoNotDependOn) {
     EXPECT_EQ(calls(in(x, y % n), rows_inner), 4 * 32) << "per vector of a row: its tiles' x loop is outermost";
     const StageTiling unrolled{{{16, 4}}, 0, 16, false, true}; // 4 rows of one vector, unrolled
     EXPECT_EQ(calls(in(x % n, y), unrolled), 64 * 8);
+}
+
+// g = f times its own transpose, g(x, y) = sum over r of f(r, y) * f(x, r): one vector step
+// reads a point of row y and 8 points of row r. The box holding both spans every row between
+// them; the step reads 2 lines, 9 floats. A stencil's taps overlap instead, and their box counts.
+TEST(ScheduleFeatures, PerVectorFootprintsCountFarApartCallsOneByOne) {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    in.set_estimates({{0, 64}, {0, 256}});
+    Func f("f"), g("g"), h("h");
+    f(x, y) = in(x, y) + 1.0f;
+    RDom r(0, 64, "r");
+    g(x, y) = 0.0f;
+    g(x, y) += f(r, y) * f(x, r);
+    h(x, y) = f(x - 1, y) + f(x, y) + f(x + 1, y) + g(x, y);
+    h.set_estimates({{1, 62}, {0, 256}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(h));
+    const int f_node = node_of(dag, "f"), g_node = node_of(dag, "g"), h_node = node_of(dag, "h");
+    LoopNest nest(dag);
+    const StageTiling vectors{{}, 0, 8, false, false};
+    nest.funcs[size_t(h_node)] = {Site::root(), Site::root(), {vectors}};
+    nest.funcs[size_t(g_node)] = {Site::root(), Site::root(), {vectors, {{}, 1, 8, false, false}}};
+    nest.funcs[size_t(f_node)] = {Site::root(), Site::root(), {vectors}};
+    nest.funcs[size_t(node_of(dag, "in_im"))] = {Site::inlined(), Site::inlined(), {}};
+    ASSERT_EQ(nest.validate(dag), "");
+    const std::vector<StageFeatures> all = compute_schedule_features(dag, nest, kAvx2);
+    const ScheduleFeatures &update = features(all, g_node, 1);
+    EXPECT_EQ(update.unique_lines_read_per_vector, 2);
+    EXPECT_EQ(update.unique_bytes_read_per_vector, (1 + 8) * 4);
+    // h: f(x - 1 .. x + 1, y) is 10 floats of one row (three calls of 8 would count 24), and g's 8.
+    const ScheduleFeatures &stencil = features(all, h_node);
+    EXPECT_EQ(stencil.unique_lines_read_per_vector, 2);
+    EXPECT_EQ(stencil.unique_bytes_read_per_vector, (10 + 8) * 4);
+}
+
+// m(x, y) = f(x, (7 * y) % 256), vectorized along y: the index's slope is unknown and its box is
+// every row of f, but each of the vector's 8 lanes loads one point.
+TEST(ScheduleFeatures, PerVectorFootprintsOfAGatherAreAPointPerLane) {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    in.set_estimates({{0, 64}, {0, 256}});
+    Func f("f"), m("m");
+    f(x, y) = in(x, y) + 1.0f;
+    m(x, y) = f(x, (7 * y) % 256);
+    m.set_estimates({{0, 64}, {0, 256}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(m));
+    const int f_node = node_of(dag, "f"), m_node = node_of(dag, "m");
+    LoopNest nest(dag);
+    nest.funcs[size_t(m_node)] = {Site::root(), Site::root(), {{{}, 1, 8, false, false}}};
+    nest.funcs[size_t(f_node)] = {Site::root(), Site::root(), {{{}, 0, 8, false, false}}};
+    nest.funcs[size_t(node_of(dag, "in_im"))] = {Site::inlined(), Site::inlined(), {}};
+    ASSERT_EQ(nest.validate(dag), "");
+    const ScheduleFeatures &gather = features(compute_schedule_features(dag, nest, kAvx2), m_node);
+    EXPECT_EQ(gather.unique_lines_read_per_vector, 8);
+    EXPECT_EQ(gather.unique_bytes_read_per_vector, 8 * 4);
 }
 
 // f = tanh(in) + sin(in), 5.5 sinf-equivalents a point; g reads f at two points and takes an
