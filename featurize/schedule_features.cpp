@@ -391,14 +391,16 @@ private:
 std::pair<double, double> Featurizer::per_vector_footprint(StageRef s, const std::vector<Load> &stage_loads) {
     const StageTiling &t = tiling(s);
     const std::map<int, Region> boxes = reads(s, b_.tile_bounds(s, t.levels() - 1));
-    std::map<int, std::pair<double, double>> by_call; // per producer: bytes and lines, call by call
+    // Per producer, in the boxes' order: its calls' bytes and lines, summed; +inf where a call's
+    // slopes do not match its dimensions (the box counts).
+    std::vector<std::pair<double, double>> by_call(boxes.size());
     for (const Load &l : stage_loads) {
         const auto box = boxes.find(l.producer);
         if (box == boxes.end()) continue; // the stage's own Func: not a producer
         const Region &b = box->second;
-        auto &[call_bytes, call_lines] = by_call[l.producer];
+        auto &[call_bytes, call_lines] = by_call[size_t(std::distance(boxes.begin(), box))];
         if (l.jacobian.entries.size() != b.size()) {
-            call_bytes = call_lines = std::numeric_limits<double>::infinity(); // unknown: the box counts
+            call_bytes = call_lines = std::numeric_limits<double>::infinity();
             continue;
         }
         // Extents of one step's reads along each dimension: a known slope spans it; an unknown
@@ -422,11 +424,12 @@ std::pair<double, double> Featurizer::per_vector_footprint(StageRef s, const std
         call_lines += rows;
     }
     double total_bytes = 0, total_lines = 0;
+    auto calls = by_call.begin();
     for (const auto &[p, r] : boxes) {
-        const auto calls = by_call.find(p);
-        const bool known = calls != by_call.end();
-        total_bytes += known ? std::min(points(r) * bpp(p), calls->second.first) : points(r) * bpp(p);
-        total_lines += known ? std::min(lines(r), calls->second.second) : lines(r);
+        // A producer reached by no load of loads() (none yet: every call is one) keeps its box.
+        const auto [call_bytes, call_lines] = *calls++;
+        total_bytes += call_bytes > 0 ? std::min(points(r) * bpp(p), call_bytes) : points(r) * bpp(p);
+        total_lines += call_lines > 0 ? std::min(lines(r), call_lines) : lines(r);
     }
     return {total_bytes, total_lines};
 }
