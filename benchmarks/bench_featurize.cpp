@@ -149,7 +149,7 @@ int main(int argc, char **argv) {
             const auto t = Clock::now();
             while (seconds_since(t) < 0.2) {
                 for (const sf::Edge &e : dag.edges) {
-                    std::vector<sf::Span> bounds =
+                    sf::Region bounds =
                         dag.nodes[size_t(e.consumer_node)].stages[size_t(e.consumer_stage)].loop_bounds_at_root;
                     for (sf::Span &s : bounds) s.max -= evaluations & 7;
                     for (const sf::Span &s : e.required(bounds)) checksum += s.max - s.min;

@@ -69,7 +69,7 @@ bool has_loop_tails(const FunctionDAG &dag, const LoopNest &nest) {
         if (dag.nodes[i].is_input || !nest.scheduled(int(i)) || nest.inlined(int(i))) continue;
         for (size_t s = 0; s < dag.nodes[i].stages.size(); s++) {
             const StageTiling &t = nest.funcs[i].stages[s];
-            const std::vector<Span> &bounds = b.production_bounds({int(i), int(s)});
+            const Region &bounds = b.production_bounds({int(i), int(s)});
             for (size_t l = 0; l < bounds.size(); l++) {
                 int64_t outer = bounds[l].extent();
                 for (const auto &tile : t.tiles) {

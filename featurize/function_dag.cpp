@@ -404,7 +404,7 @@ SymbolicBound::SymbolicBound(const Expr &e, const std::vector<std::string> &symb
     }
 }
 
-int64_t SymbolicBound::eval(const std::vector<Span> &loop_bounds) const {
+int64_t SymbolicBound::eval(const Region &loop_bounds) const {
     if (affine_) { // symbol 2i is loop i's min, 2i + 1 its max: no symbol vector to build
         int64_t r = constant_;
         for (size_t i = 0; i < loop_bounds.size(); i++) {
@@ -421,19 +421,19 @@ int64_t SymbolicBound::eval(const std::vector<Span> &loop_bounds) const {
     return eval_expr(expr_, symbols_, symbols, lets);
 }
 
-void eval_region(const SymbolicRegion &region, const std::vector<Span> &loop_bounds, std::vector<Span> &out) {
+void eval_region(const SymbolicRegion &region, const Region &loop_bounds, Region &out) {
     out.resize(region.size());
     for (size_t d = 0; d < region.size(); d++) {
         out[d] = {region[d].first.eval(loop_bounds), region[d].second.eval(loop_bounds)};
     }
 }
 
-void Edge::required(const std::vector<Span> &consumer_loop_bounds, std::vector<Span> &out) const {
+void Edge::required(const Region &consumer_loop_bounds, Region &out) const {
     eval_region(region, consumer_loop_bounds, out);
 }
 
-std::vector<Span> Edge::required(const std::vector<Span> &consumer_loop_bounds) const {
-    std::vector<Span> r;
+Region Edge::required(const Region &consumer_loop_bounds) const {
+    Region r;
     required(consumer_loop_bounds, r);
     return r;
 }
@@ -570,7 +570,7 @@ private:
     std::vector<std::pair<std::string, Expr>> lets_; // enclosing lets, outermost first
 };
 
-bool eval_use(const UseCondition::Node *n, const std::vector<Span> &loop_bounds) {
+bool eval_use(const UseCondition::Node *n, const Region &loop_bounds) {
     if (!n) return false;
     switch (n->kind) {
     case UseCondition::Node::Always: return true;
@@ -596,9 +596,7 @@ UseCondition UseCondition::of(const std::vector<Expr> &exprs, const std::string 
     return c;
 }
 
-bool UseCondition::eval(const std::vector<Span> &loop_bounds) const {
-    return !root_ || eval_use(root_.get(), loop_bounds);
-}
+bool UseCondition::eval(const Region &loop_bounds) const { return !root_ || eval_use(root_.get(), loop_bounds); }
 
 std::string expr_text(const Halide::Expr &e) {
     std::ostringstream o;
@@ -606,13 +604,13 @@ std::string expr_text(const Halide::Expr &e) {
     return o.str();
 }
 
-int64_t region_points(const std::vector<Span> &r) {
+int64_t region_points(const Region &r) {
     int64_t p = 1;
     for (const Span &s : r) p *= std::max<int64_t>(s.extent(), 0);
     return p;
 }
 
-void unite(std::vector<Span> &acc, const std::vector<Span> &r) {
+void unite(Region &acc, const Region &r) {
     if (acc.empty()) {
         acc = r;
         return;
@@ -623,19 +621,19 @@ void unite(std::vector<Span> &acc, const std::vector<Span> &r) {
     }
 }
 
-std::vector<Span> Stage::loops_over(const std::vector<Span> &region) const {
-    std::vector<Span> b(loops.size());
+Region Stage::loops_over(const Region &region) const {
+    Region b(loops.size());
     for (size_t l = 0; l < loops.size(); l++) {
         b[l] = loops[l].dim >= 0 ? region[size_t(loops[l].dim)] : loop_bounds_at_root[l];
     }
     return b;
 }
 
-void Node::add_update_footprints(std::vector<Span> &region, bool writes) const {
+void Node::add_update_footprints(Region &region, bool writes) const {
     if (stages.size() < 2) return;
-    std::vector<Span> grown = region, footprint;
+    Region grown = region, footprint;
     for (size_t s = 1; s < stages.size(); s++) {
-        const std::vector<Span> loops = stages[s].loops_over(region);
+        const Region loops = stages[s].loops_over(region);
         if (!stages[s].self_reads.empty()) {
             eval_region(stages[s].self_reads, loops, footprint);
             unite(grown, footprint);
@@ -678,7 +676,7 @@ int64_t aligned_row(const Node &node) {
 
 } // namespace
 
-int64_t Node::storage_padding(const std::vector<Span> &region) const {
+int64_t Node::storage_padding(const Region &region) const {
     if (storage_alignment > 1) return storage_alignment;
     // The stride of each outer dimension: the product of the extents inside it.
     int64_t stride = 1;
@@ -690,7 +688,7 @@ int64_t Node::storage_padding(const std::vector<Span> &region) const {
     return 1;
 }
 
-std::vector<Span> Node::stored_region(std::vector<Span> region) const {
+Region Node::stored_region(Region region) const {
     const int64_t padding = storage_padding(region);
     if (padding <= 1 || region.empty()) return region;
     const int64_t extent = (region[0].extent() + padding - 1) / padding * padding;
@@ -786,8 +784,8 @@ std::optional<Span> estimate_of(const std::vector<Bound> &estimates, const std::
 
 // A region from estimates given per pure variable; empty unless every dimension has one that is
 // a constant under the parameters' estimates.
-std::vector<Span> estimated_region(const std::vector<Bound> &estimates, const std::vector<std::string> &args) {
-    std::vector<Span> r;
+Region estimated_region(const std::vector<Bound> &estimates, const std::vector<std::string> &args) {
+    Region r;
     try {
         for (const std::string &arg : args) {
             const std::optional<Span> s = estimate_of(estimates, arg, "an estimate");
@@ -801,8 +799,8 @@ std::vector<Span> estimated_region(const std::vector<Bound> &estimates, const st
 }
 
 // An input image's region from its estimates (or, for a Buffer, its shape); empty if unknown.
-std::vector<Span> input_estimates(const Parameter &param, const Buffer<> &image, int dims) {
-    std::vector<Span> r;
+Region input_estimates(const Parameter &param, const Buffer<> &image, int dims) {
+    Region r;
     for (int d = 0; d < dims; d++) {
         if (image.defined()) {
             r.push_back({image.dim(d).min(), image.dim(d).max()});
@@ -1192,7 +1190,7 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
 
     // Concrete regions at root, consumers first: outputs from their estimates, every other
     // node the union of what its consumers' stages need.
-    std::vector<std::vector<Span>> needed(dag.nodes.size());
+    std::vector<Region> needed(dag.nodes.size());
     std::vector<bool> used(dag.nodes.size(), false);
     for (size_t ni = 0; ni < dag.nodes.size(); ni++) {
         Node &node = dag.nodes[ni];
@@ -1245,7 +1243,7 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
 
 std::string FunctionDAG::describe() const {
     std::ostringstream o;
-    auto spans = [&](const std::vector<Span> &s) {
+    auto spans = [&](const Region &s) {
         std::string t;
         for (const Span &x : s) t += "[" + std::to_string(x.min) + ", " + std::to_string(x.max) + "]";
         return t;

@@ -23,6 +23,8 @@
 
 #include <Halide.h>
 
+#include "common/small_vector.h"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -44,11 +46,14 @@ struct Span {
     int64_t extent() const { return max - min + 1; }
     bool operator==(const Span &o) const { return min == o.min && max == o.max; }
 };
+// A region, or a stage's loop bounds: one Span per dimension or loop (innermost first). Held in
+// place up to four, as the featurizer makes millions of them per search.
+using Region = SmallVector<Span, 4>;
 
 // Grows `acc` (empty: nothing yet) to cover the region `r`.
-void unite(std::vector<Span> &acc, const std::vector<Span> &r);
+void unite(Region &acc, const Region &r);
 // The points of a region: the product of its extents (1 for no dimensions).
-int64_t region_points(const std::vector<Span> &r);
+int64_t region_points(const Region &r);
 
 // An integer expression over a stage's loop bounds: symbol 2*i is loop i's min, 2*i+1 its max.
 // Affine bounds (the common case) evaluate as a dot product; the rest by walking the simplified
@@ -58,7 +63,7 @@ public:
     SymbolicBound() = default;
     SymbolicBound(const Halide::Expr &e, const std::vector<std::string> &symbols);
     // For concrete loop bounds of the stage, innermost first (one Span per loop).
-    int64_t eval(const std::vector<Span> &loop_bounds) const;
+    int64_t eval(const Region &loop_bounds) const;
     bool is_affine() const { return affine_; }
     const Halide::Expr &expr() const { return expr_; }
 
@@ -119,14 +124,14 @@ struct DependentCalls {
 // Per dimension of a Func, the [min, max] of an access as functions of a stage's loop bounds.
 using SymbolicRegion = std::vector<std::pair<SymbolicBound, SymbolicBound>>;
 // Evaluates `region` for concrete loop bounds (innermost first) into `out`, reusing its storage.
-void eval_region(const SymbolicRegion &region, const std::vector<Span> &loop_bounds, std::vector<Span> &out);
+void eval_region(const SymbolicRegion &region, const Region &loop_bounds, Region &out);
 
 struct Stage {
     int node = -1, index = 0; // index 0: pure definition; k: update k - 1
     std::string name;         // "f" or "f.update(0)"
     std::vector<Loop> loops;  // innermost first
     std::vector<int> incoming_edges;
-    std::vector<Span> loop_bounds_at_root; // per loop, when the node is computed at root
+    Region loop_bounds_at_root; // per loop, when the node is computed at root
     Halide::Internal::Definition definition;
     std::vector<Jacobian> self_calls; // an update reading its own Func, per call site
     // Updates: the region of its own Func the stage reads (self-calls; empty if none) and writes
@@ -145,7 +150,7 @@ struct Stage {
 
     // The stage's loop bounds (innermost first) when its Func computes `region`: pure loops
     // span their dimension of it, reduction loops their whole domain.
-    std::vector<Span> loops_over(const std::vector<Span> &region) const;
+    Region loops_over(const Region &region) const;
 };
 
 struct Node {
@@ -159,11 +164,11 @@ struct Node {
     std::vector<Halide::Type> types; // one per tuple element
     std::vector<Stage> stages;       // empty for inputs
     std::vector<int> outgoing_edges;
-    std::vector<Span> region_at_root; // per dimension: what the consumers need (estimates)
+    Region region_at_root; // per dimension: what the consumers need (estimates)
     // Per dimension, the region the user's estimates give (input images' estimates or bounds, a
     // Func's set_estimates); empty where there are none. The fallback for a consumer's access
     // that bounds inference cannot bound, and the region of a Func nothing reads.
-    std::vector<Span> estimated_region;
+    Region estimated_region;
     Halide::Internal::Function func; // undefined for inputs
     // Elements to which a schedule pads the innermost dimension of this Func's storage where it
     // is stored inside another Func's loops (apply.h says why: Halide 14's strided loads); 1 for
@@ -176,14 +181,14 @@ struct Node {
     // an outer dimension moves 2 to 4 elements (rows of 2 to 4 points). Halide 14 loads vectors
     // at a constant stride of 2 to 4 as dense vectors it marks aligned when they are not, and a
     // consumer vectorized along that outer dimension with an unrolled row offset segfaulted.
-    int64_t storage_padding(const std::vector<Span> &region) const;
+    int64_t storage_padding(const Region &region) const;
     // What is allocated for `region` stored inside a loop nest: its innermost extent padded to
     // storage_padding(region).
-    std::vector<Span> stored_region(std::vector<Span> region) const;
+    Region stored_region(Region region) const;
     // Grows `region`, the part of the Func its consumers need, by what its update stages read of
     // it (the pure definition computes that too) and, with `writes`, what they write (Halide
     // allocates that as well). Updates loop over `region` as given.
-    void add_update_footprints(std::vector<Span> &region, bool writes) const;
+    void add_update_footprints(Region &region, bool writes) const;
 };
 
 // Whether a consumer stage reads a producer at all, for concrete loop bounds. A stage that reads
@@ -200,7 +205,7 @@ public:
     static UseCondition of(const std::vector<Halide::Expr> &exprs, const std::string &producer,
                            const std::vector<Loop> &loops);
     // For concrete loop bounds of the stage, innermost first.
-    bool eval(const std::vector<Span> &loop_bounds) const;
+    bool eval(const Region &loop_bounds) const;
     bool unconditional() const { return !root_; }
 
     struct Node;
@@ -218,8 +223,8 @@ struct Edge {
     std::vector<Jacobian> jacobians; // per call site, repeats included
     // The producer region needed for concrete consumer loop bounds (innermost first). The
     // second form reuses `out`'s storage: no allocation in the search's hot loop once it is sized.
-    std::vector<Span> required(const std::vector<Span> &consumer_loop_bounds) const;
-    void required(const std::vector<Span> &consumer_loop_bounds, std::vector<Span> &out) const;
+    Region required(const Region &consumer_loop_bounds) const;
+    void required(const Region &consumer_loop_bounds, Region &out) const;
 };
 
 // An expression as Halide prints it (for error messages and dumps).

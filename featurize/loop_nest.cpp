@@ -330,28 +330,28 @@ const LoopNestBounds::Cached &LoopNestBounds::cached(int node, const Site &site)
             if (unsplit && i + 1 < fused.size()) unsplit_outside = true;
         }
     }
-    std::vector<Span> r, wide;
+    Region r, wide;
     bool used = false, loaded = false;
     for (int ei : n.outgoing_edges) {
         const Edge &e = dag_.edges[size_t(ei)];
         const StageRef c{e.consumer_node, e.consumer_stage};
         if (!nest_.scheduled(c.node)) continue;
         if (c == site.stage && !nest_.inlined(c.node)) {
-            std::vector<Span> tile = tile_bounds(c, site.level);
+            Region tile = tile_bounds(c, site.level);
             used = used || e.use.eval(tile);
             loaded = true;
             unite(r, e.required(tile));
             for (int l : loose) tile[size_t(l)] = production_bounds(c)[size_t(l)];
             unite(wide, e.required(tile));
         } else {
-            const std::vector<Span> loops = loop_bounds_at(c, site);
+            const Region loops = loop_bounds_at(c, site);
             // A consumer computed (or inlined) here reads only where it is itself produced (its
             // own reads are skipped with it, selects or not); one nested deeper is taken as produced.
             const bool here = nest_.inlined(c.node) || nest_.compute_site(c) == site;
             const Cached *at = here ? &cached(c.node, site) : nullptr;
             used = used || (e.use.eval(loops) && (!at || at->used));
             loaded = loaded || !at || (nest_.inlined(c.node) ? at->loaded : at->used);
-            const std::vector<Span> need = e.required(loops);
+            const Region need = e.required(loops);
             unite(r, need);
             // An inlined consumer's expressions sit in the host's loops: its loose bounds are ours.
             const bool loose_too = !loose.empty() && nest_.inlined(c.node);
@@ -362,7 +362,7 @@ const LoopNestBounds::Cached &LoopNestBounds::cached(int node, const Site &site)
         regions_.push_back(std::make_unique<Cached>(
             Cached{node, site, n.region_at_root, n.region_at_root, true, true})); // nothing scheduled reads it here
     } else {
-        std::vector<Span> realized = std::move(wide);
+        Region realized = std::move(wide);
         n.add_update_footprints(realized, true);
         regions_.push_back(
             std::make_unique<Cached>(Cached{node, site, std::move(r), std::move(realized), used, loaded}));
@@ -370,7 +370,7 @@ const LoopNestBounds::Cached &LoopNestBounds::cached(int node, const Site &site)
     return *regions_.back();
 }
 
-const std::vector<Span> &LoopNestBounds::region(int node, const Site &site) {
+const Region &LoopNestBounds::region(int node, const Site &site) {
     return site.kind == Site::At ? cached(node, site).realized : dag_.nodes[size_t(node)].region_at_root;
 }
 
@@ -380,26 +380,26 @@ LoopNestBounds::Realization LoopNestBounds::realization(int node, const Site &si
     return {c.realized, c.loaded, c.used};
 }
 
-const std::vector<Span> &LoopNestBounds::required(int node, const Site &site) {
+const Region &LoopNestBounds::required(int node, const Site &site) {
     return site.kind == Site::At ? cached(node, site).required : dag_.nodes[size_t(node)].region_at_root;
 }
 
-std::vector<Span> LoopNestBounds::loop_bounds_at(StageRef s, const Site &site) {
+Region LoopNestBounds::loop_bounds_at(StageRef s, const Site &site) {
     if (site.kind != Site::At) return stage_of(dag_, s).loop_bounds_at_root;
-    std::vector<Span> r = required(s.node, site);
+    Region r = required(s.node, site);
     if (s.stage == 0) dag_.nodes[size_t(s.node)].add_update_footprints(r, false);
     return loop_bounds(s, r);
 }
 
-std::vector<Span> LoopNestBounds::loop_bounds(StageRef s, const std::vector<Span> &region) const {
+Region LoopNestBounds::loop_bounds(StageRef s, const Region &region) const {
     return stage_of(dag_, s).loops_over(region);
 }
 
-const std::vector<Span> &LoopNestBounds::production_bounds(StageRef s) {
+const Region &LoopNestBounds::production_bounds(StageRef s) {
     for (const auto &p : production_) {
         if (p->stage == s) return p->bounds;
     }
-    std::vector<Span> bounds = loop_bounds_at(s, nest_.compute_site(s));
+    Region bounds = loop_bounds_at(s, nest_.compute_site(s));
     production_.push_back(std::make_unique<Production>(Production{s, std::move(bounds)}));
     return production_.back()->bounds;
 }
@@ -441,7 +441,7 @@ int64_t LoopNestBounds::tile_extent(StageRef s, int k, size_t l, int64_t outer) 
     return int(l) == t.vector_loop ? t.vector_width : 1;
 }
 
-std::pair<std::vector<Span>, int> LoopNestBounds::tiling_start(StageRef s, int level) {
+std::pair<Region, int> LoopNestBounds::tiling_start(StageRef s, int level) {
     const PinnedTile *deepest = nullptr;
     for (const LoopNestBounds *b = this; b; b = b->outer_) {
         const PinnedTile *p = b->pin_ ? &*b->pin_ : nullptr;
@@ -451,7 +451,7 @@ std::pair<std::vector<Span>, int> LoopNestBounds::tiling_start(StageRef s, int l
     return {production_bounds(s), 0};
 }
 
-std::vector<Span> LoopNestBounds::tile_bounds(StageRef s, int level) {
+Region LoopNestBounds::tile_bounds(StageRef s, int level) {
     auto [b, first] = tiling_start(s, level);
     const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
     // Descend through the levels, taking the middle tile of each. Regions near the edges of
@@ -566,7 +566,7 @@ bool LoopNestBounds::decide_unroll(StageRef s) {
     // The search unrolls only dividing tiles already, but a nest from elsewhere (a file, a random
     // sampler) may not, and the regions a decision was made on may differ from Halide's. Each
     // point tile must divide what runs around it: the production, narrowed by every level above.
-    const std::vector<Span> &b = production_bounds(s);
+    const Region &b = production_bounds(s);
     const std::vector<int64_t> &point = t.tiles.back();
     std::vector<int64_t> around;
     for (size_t l = 0; l < b.size(); l++) {
@@ -655,7 +655,7 @@ LoopNestBounds::GuardedVectors LoopNestBounds::guarded_vectors(StageRef s) {
 }
 
 int64_t LoopNestBounds::points_per_production(StageRef s) {
-    const std::vector<Span> &b = production_bounds(s);
+    const Region &b = production_bounds(s);
     const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
     const bool guarded = guards_tails(dag_, nest_, s);
     int64_t points = 1;
@@ -780,7 +780,7 @@ private:
     // applied as ratios to the middle tile's measures: exact along the middle path, without a
     // cost exponential in the depth of the nest.
     void site(LoopNestBounds &ctx, StageRef host, int level, const std::vector<int> &nodes, Depth depth, Measures &m) {
-        const std::vector<Span> mid = ctx.tile_bounds(host, level);
+        const Region mid = ctx.tile_bounds(host, level);
         // The middle tile cannot stand for the others where it skips a Func they produce.
         if (depth == Depth::Middle &&
             std::any_of(nodes.begin(), nodes.end(), [&](int n) { return may_skip_[size_t(n)]; })) {
@@ -796,7 +796,7 @@ private:
         while (!missed.empty()) {
             const size_t loop = missed[0].loop;
             const Span span = missed[0].span;
-            std::vector<Span> anchor = mid;
+            Region anchor = mid;
             anchor[loop] = span;
             const Measures q = around(ctx, host, level, nodes, depth, mid, anchor, nullptr);
             for (auto it = missed.begin(); it != missed.end();) {
@@ -822,7 +822,7 @@ private:
     // standing for the others: every loop's variation is measured with the other loops at the anchor. With `missed`,
     // the sums the anchor has none of, though other tiles do, are listed there.
     Measures around(LoopNestBounds &ctx, StageRef host, int level, const std::vector<int> &nodes, Depth depth,
-                    const std::vector<Span> &mid, const std::vector<Span> &anchor, std::vector<Missed> *missed) {
+                    const Region &mid, const Region &anchor, std::vector<Missed> *missed) {
         const bool exact = depth == Depth::Exact;
         const auto classes = ctx.tile_classes(host, level);                         // only their counts when not exact
         const auto windows = exact ? ctx.tile_classes(host, level, kInteriorWindow) // read only when exact
@@ -851,7 +851,7 @@ private:
                 for (const auto &[sp, q] : seen) {
                     if (sp == span) return q;
                 }
-                std::vector<Span> tile = anchor;
+                Region tile = anchor;
                 tile[l] = span;
                 seen.emplace_back(span, pinned(ctx, host, level, tile, nodes, Depth::Middle));
                 return seen.back().second;
@@ -864,7 +864,7 @@ private:
                     if (!shallow_anchor) shallow_anchor = pinned(ctx, host, level, anchor, nodes, Depth::Shallow);
                     return *shallow_anchor;
                 }
-                std::vector<Span> tile = anchor;
+                Region tile = anchor;
                 tile[l] = span;
                 return pinned(ctx, host, level, tile, nodes, Depth::Shallow);
             };
@@ -902,13 +902,13 @@ private:
                                                           const std::vector<TileClass> &window, const Span &middle,
                                                           const Probe &probe) {
         if (window.size() == classes.size()) return classes;
-        std::vector<Span> extra; // the window's tiles not among the classes
+        Region extra; // the window's tiles not among the classes
         for (const TileClass &c : window) {
             if (std::none_of(classes.begin(), classes.end(), [&](const TileClass &k) { return k.span == c.span; }))
                 extra.push_back(c.span);
         }
-        std::vector<Span> probes{{middle.min - middle.extent(), middle.max - middle.extent()},
-                                 {middle.min + middle.extent(), middle.max + middle.extent()}};
+        Region probes{{middle.min - middle.extent(), middle.max - middle.extent()},
+                      {middle.min + middle.extent(), middle.max + middle.extent()}};
         probes.push_back(extra[extra.size() / 4]);
         probes.push_back(extra[extra.size() * 3 / 4]);
         const Measures m = probe(middle);
@@ -921,7 +921,7 @@ private:
     static bool same(const Measures &a, const Measures &b) { return a.sums == b.sums && a.realized == b.realized; }
 
     // The hosted Funcs measured with the host's tile at `level` pinned to `tile`.
-    Measures pinned(const LoopNestBounds &ctx, StageRef host, int level, const std::vector<Span> &tile,
+    Measures pinned(const LoopNestBounds &ctx, StageRef host, int level, const Region &tile,
                     const std::vector<int> &nodes, Depth depth) {
         LoopNestBounds child(ctx, {host, level, tile});
         Measures q = zero();
@@ -936,7 +936,7 @@ private:
     // Whether some stage of `node` has loops with iterations where `bounds` pin its site.
     bool computes(LoopNestBounds &bounds, int node) const {
         for (size_t s = 0; s < dag_.nodes[size_t(node)].stages.size(); s++) {
-            const std::vector<Span> &b = bounds.production_bounds({node, int(s)});
+            const Region &b = bounds.production_bounds({node, int(s)});
             if (std::all_of(b.begin(), b.end(), [](const Span &l) { return l.extent() > 0; })) return true;
         }
         return false;
@@ -967,7 +967,7 @@ private:
 };
 
 namespace {
-std::string spans_text(const std::vector<Span> &r) {
+std::string spans_text(const Region &r) {
     std::string out;
     for (size_t d = 0; d < r.size(); d++) {
         out += (d ? "x" : "") + std::string("[") + std::to_string(r[d].min) + "," + std::to_string(r[d].max) + "]";

@@ -128,11 +128,11 @@ class LoopNestBounds;
 std::vector<int> level0_pure_loops(const FunctionDAG &dag, const LoopNest &nest, LoopNestBounds &bounds, StageRef s);
 // The padding (elements) of the innermost dimension of `region` of `node` stored at `store`:
 // Node::storage_padding inside a loop nest, none at root (its strides are symbolic).
-inline int64_t storage_padding_at(const Node &node, const Site &store, const std::vector<Span> &region) {
+inline int64_t storage_padding_at(const Node &node, const Site &store, const Region &region) {
     return store.kind == Site::At ? node.storage_padding(region) : 1;
 }
 // What is allocated for `region` of `node` stored at `store` (padded as storage_padding_at says).
-inline std::vector<Span> allocated_region(const Node &node, const Site &store, const std::vector<Span> &region) {
+inline Region allocated_region(const Node &node, const Site &store, const Region &region) {
     return store.kind == Site::At ? node.stored_region(region) : region;
 }
 // Why a Func's storage site is illegal given its compute site, or empty.
@@ -150,27 +150,27 @@ public:
 
     // The region of `node` Halide realizes per iteration of `site`: what its consumers need there,
     // and what its update stages read and write of it (Node::add_update_footprints).
-    const std::vector<Span> &region(int node, const Site &site);
+    const Region &region(int node, const Site &site);
     // `node` realized per iteration of `site`, in one lookup: its region (as region()), whether it
     // is allocated there (some consumer that is produced there loads it; a select loads both
     // branches, so only skipped consumers' loads are skipped), and whether it is produced there
     // (some consumer reads it: UseCondition; Halide skips the production, not the allocation,
     // otherwise).
     struct Realization {
-        const std::vector<Span> &region;
+        const Region &region;
         bool allocated, produced;
     };
     Realization realization(int node, const Site &site);
     // Only what its consumers need per iteration of `site` (at root: the realized region).
-    const std::vector<Span> &required(int node, const Site &site);
+    const Region &required(int node, const Site &site);
     // A stage's loop bounds (innermost first) when its Func computes `region`.
-    std::vector<Span> loop_bounds(StageRef s, const std::vector<Span> &region) const;
+    Region loop_bounds(StageRef s, const Region &region) const;
     // A stage's loop bounds when its Func is realized per iteration of `site`: the pure
     // definition covers what consumers and updates read, updates what the consumers need.
-    std::vector<Span> loop_bounds_at(StageRef s, const Site &site);
+    Region loop_bounds_at(StageRef s, const Site &site);
     // The stage's loop bounds per production (at its Func's compute site); cached, as trip
     // counts and tiles all start from them.
-    const std::vector<Span> &production_bounds(StageRef s);
+    const Region &production_bounds(StageRef s);
     // Whether the stage's point loops are unrolled (apply(), the features): as the nest asks, but
     // only where the point tile divides what runs around it (the production's extent narrowed by
     // the levels above, in the root bounds), never in pure stages with guarded tails (Halide 14
@@ -180,7 +180,7 @@ public:
     bool unrolls(StageRef s);
     // The stage's loop bounds per iteration of tiling level `level`: its middle tile at every
     // level down to it (an interior tile, never a partial tail).
-    std::vector<Span> tile_bounds(StageRef s, int level);
+    Region tile_bounds(StageRef s, int level);
     // The tiles of one loop at some tiling level, grouped: at every level a loop's tiles are the
     // two at each end, each on its own (the last partial where tails are guarded, shifted
     // inwards otherwise), and the interior ones, represented by the middle one. `count` is how
@@ -251,7 +251,7 @@ private:
     struct PinnedTile {
         StageRef stage;
         int level = 0;
-        std::vector<Span> bounds;
+        Region bounds;
     };
     // Bounds with `pin` added to the tiles `outer` pins (`outer` must outlive them).
     LoopNestBounds(const LoopNestBounds &outer, PinnedTile pin);
@@ -261,7 +261,7 @@ private:
     // Loop l's extent inside one tile of tiling level `level` - 1 (the production's at level 0).
     int64_t extent_above(StageRef s, int level, int loop);
     // The bounds tiling descends from down to `level`, and the first level still to descend.
-    std::pair<std::vector<Span>, int> tiling_start(StageRef s, int level);
+    std::pair<Region, int> tiling_start(StageRef s, int level);
     class RunTotalsWalk;
 
     const FunctionDAG &dag_;
@@ -272,13 +272,13 @@ private:
     struct Cached {
         int node = -1;
         Site site;
-        std::vector<Span> required, realized;
+        Region required, realized;
         bool used = true;   // some consumer reads it here (produced)
         bool loaded = true; // some consumer that is produced here loads it (allocated)
     };
     struct Production {
         StageRef stage;
-        std::vector<Span> bounds;
+        Region bounds;
     };
     const Cached &cached(int node, const Site &site); // At sites only
     // Few entries are made per object (children made per tile class touch only a site's Funcs),

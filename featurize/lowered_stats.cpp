@@ -853,7 +853,7 @@ void bind_buffer(std::map<std::string, double> &symbols, const std::string &name
     }
 }
 
-std::vector<std::pair<int64_t, int64_t>> min_extents(const std::vector<Span> &region) {
+std::vector<std::pair<int64_t, int64_t>> min_extents(const Region &region) {
     std::vector<std::pair<int64_t, int64_t>> r;
     for (const Span &s : region) r.emplace_back(s.min, s.extent());
     return r;
@@ -907,7 +907,7 @@ std::map<std::string, double> estimate_symbols(const Pipeline &pipeline, const F
             continue;
         }
         // The estimates first, as FunctionDAG substitutes them for the input's min and extent.
-        const Region &est = arg.argument_estimates.buffer_estimates;
+        const Halide::Region &est = arg.argument_estimates.buffer_estimates;
         std::vector<std::pair<int64_t, int64_t>> dims;
         for (const Range &r : est) {
             std::optional<double> mn = constant(r.min), extent = constant(r.extent);

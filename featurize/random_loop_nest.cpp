@@ -19,7 +19,7 @@ StageTiling random_tiling(gen::Rng &rng, const FunctionDAG &dag, const LoopNest 
                           const Halide::Target &target, const RandomLoopNestOptions &o) {
     const Stage &st = dag.nodes[size_t(s.node)].stages[size_t(s.stage)];
     LoopNestBounds bounds(dag, nest);
-    const std::vector<Span> &b = bounds.production_bounds(s);
+    const Region &b = bounds.production_bounds(s);
     StageTiling t;
     const int levels = int(rng.uniform_int(0, o.max_tiling_levels));
     // Reduction loops run at a level each, inner RVars no further out than outer ones.

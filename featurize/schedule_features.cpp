@@ -40,8 +40,6 @@ std::array<double, kNumScheduleFeatures> ScheduleFeatures::values() const {
 
 namespace {
 
-using Region = std::vector<Span>;
-
 // The unit of traffic between cache levels on x86 (bytes_read_past_cache).
 constexpr double kCacheLineBytes = 64;
 

@@ -196,7 +196,7 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
     const sf::Stage &st = stage_of(dag_, s);
     const size_t loops = st.loops.size();
     sf::LoopNestBounds bounds(dag_, nest);
-    const std::vector<sf::Span> &b = bounds.production_bounds(s);
+    const sf::Region &b = bounds.production_bounds(s);
     std::vector<int64_t> extent(loops);
     for (size_t l = 0; l < loops; l++) extent[l] = std::max<int64_t>(b[l].extent(), 1);
     const bool root = nest.funcs[size_t(s.node)].compute.kind == Site::Root;

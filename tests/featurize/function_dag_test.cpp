@@ -61,12 +61,12 @@ TEST(FunctionDAG, BlurNodesConsumersFirstWithRegionsAtRoot) {
     EXPECT_TRUE(dag.nodes[3].is_input);
     EXPECT_EQ(dag.nodes[3].bytes_per_point(), 2);
     // blur_y's 64x48 needs blur_x one row above and below; blur_x needs in one column either side.
-    EXPECT_EQ(dag.nodes[0].region_at_root, (std::vector<Span>{{0, 63}, {0, 47}}));
-    EXPECT_EQ(dag.nodes[1].region_at_root, (std::vector<Span>{{0, 63}, {-1, 48}}));
-    EXPECT_EQ(dag.nodes[2].region_at_root, (std::vector<Span>{{-1, 64}, {-1, 48}}));
-    EXPECT_EQ(dag.nodes[3].region_at_root, (std::vector<Span>{{-1, 64}, {-1, 48}}));
+    EXPECT_EQ(dag.nodes[0].region_at_root, (Region{{0, 63}, {0, 47}}));
+    EXPECT_EQ(dag.nodes[1].region_at_root, (Region{{0, 63}, {-1, 48}}));
+    EXPECT_EQ(dag.nodes[2].region_at_root, (Region{{-1, 64}, {-1, 48}}));
+    EXPECT_EQ(dag.nodes[3].region_at_root, (Region{{-1, 64}, {-1, 48}}));
     ASSERT_EQ(dag.nodes[1].stages.size(), 1u);
-    EXPECT_EQ(dag.nodes[1].stages[0].loop_bounds_at_root, (std::vector<Span>{{0, 63}, {-1, 48}}));
+    EXPECT_EQ(dag.nodes[1].stages[0].loop_bounds_at_root, (Region{{0, 63}, {-1, 48}}));
 }
 
 TEST(FunctionDAG, BlurEdgesEvaluateForAnyLoopBounds) {
@@ -76,10 +76,10 @@ TEST(FunctionDAG, BlurEdgesEvaluateForAnyLoopBounds) {
     EXPECT_EQ(e.calls, 3);
     EXPECT_TRUE(e.region[1].first.is_affine());
     // A 8x4 tile of blur_y at (16, 20) needs rows 19..24 of blur_x.
-    EXPECT_EQ(e.required({{16, 23}, {20, 23}}), (std::vector<Span>{{16, 23}, {19, 24}}));
+    EXPECT_EQ(e.required({{16, 23}, {20, 23}}), (Region{{16, 23}, {19, 24}}));
     for (const Jacobian &j : e.jacobians) EXPECT_EQ(values(j), (std::vector<std::vector<double>>{{1, 0}, {0, 1}}));
     const Edge &in = edge_between(dag, "in_im", "blur_x");
-    EXPECT_EQ(in.required({{0, 7}, {5, 5}}), (std::vector<Span>{{-1, 8}, {5, 5}}));
+    EXPECT_EQ(in.required({{0, 7}, {5, 5}}), (Region{{-1, 8}, {5, 5}}));
 }
 
 TEST(FunctionDAG, ReductionLoopsAndTheirJacobians) {
@@ -95,11 +95,11 @@ TEST(FunctionDAG, ReductionLoopsAndTheirJacobians) {
     ASSERT_EQ(update.loops.size(), 3u) << dag.describe();
     EXPECT_TRUE(update.loops[0].is_rvar);
     EXPECT_EQ(update.loops[1].var, "x");
-    EXPECT_EQ(update.loop_bounds_at_root, (std::vector<Span>{{0, 15}, {0, 31}, {0, 31}}));
+    EXPECT_EQ(update.loop_bounds_at_root, (Region{{0, 15}, {0, 31}, {0, 31}}));
     // a(k, y): k follows the reduction loop, y the y loop.
     const Edge &ea = edge_between(dag, "a_im", "prod.update(0)");
     EXPECT_EQ(values(ea.jacobians[0]), (std::vector<std::vector<double>>{{1, 0, 0}, {0, 0, 1}}));
-    EXPECT_EQ(node(dag, "a").region_at_root, (std::vector<Span>{{0, 15}, {0, 31}}));
+    EXPECT_EQ(node(dag, "a").region_at_root, (Region{{0, 15}, {0, 31}}));
     // The update reads prod itself (the accumulator), pointwise.
     ASSERT_EQ(update.self_calls.size(), 1u);
     EXPECT_EQ(values(update.self_calls[0]), (std::vector<std::vector<double>>{{0, 1, 0}, {0, 0, 1}}));
@@ -124,10 +124,10 @@ TEST(FunctionDAG, ResamplingGivesRationalJacobiansAndGathersUnknownOnes) {
     const Edge &g = edge_between(dag, "up", "gather");
     EXPECT_FALSE(g.jacobians[0].entries[0][0].has_value());
     // The gather's region comes from lut's value bounds, [0, 9], whatever the loop bounds.
-    EXPECT_EQ(g.required({{100, 200}}), (std::vector<Span>{{0, 9}}));
+    EXPECT_EQ(g.required({{100, 200}}), (Region{{0, 9}}));
     // up is needed at [0, 31] directly and [0, 9] through the gather.
-    EXPECT_EQ(node(dag, "up").region_at_root, (std::vector<Span>{{0, 31}}));
-    EXPECT_EQ(node(dag, "down").region_at_root, (std::vector<Span>{{0, 15}}));
+    EXPECT_EQ(node(dag, "up").region_at_root, (Region{{0, 31}}));
+    EXPECT_EQ(node(dag, "down").region_at_root, (Region{{0, 15}}));
 }
 
 TEST(FunctionDAG, ClampedAccessesEvaluateExactly) {
@@ -143,10 +143,10 @@ TEST(FunctionDAG, ClampedAccessesEvaluateExactly) {
     const Edge &e = edge_between(dag, "lambda_0", "repeat_edge");
     EXPECT_FALSE(e.region[0].first.is_affine());
     EXPECT_FALSE(e.jacobians[0].entries[0][0].has_value());
-    EXPECT_EQ(e.required({{-10, 5}}), (std::vector<Span>{{0, 5}}));
-    EXPECT_EQ(e.required({{40, 70}}), (std::vector<Span>{{40, 49}}));
-    EXPECT_EQ(node(dag, "in").region_at_root, (std::vector<Span>{{0, 46}}));
-    EXPECT_EQ(node(dag, "repeat_edge").region_at_root, (std::vector<Span>{{-3, 46}}));
+    EXPECT_EQ(e.required({{-10, 5}}), (Region{{0, 5}}));
+    EXPECT_EQ(e.required({{40, 70}}), (Region{{40, 49}}));
+    EXPECT_EQ(node(dag, "in").region_at_root, (Region{{0, 46}}));
+    EXPECT_EQ(node(dag, "repeat_edge").region_at_root, (Region{{-3, 46}}));
 }
 
 TEST(FunctionDAG, ZeroWeightedFloatTapsStillRead) {
@@ -160,8 +160,8 @@ TEST(FunctionDAG, ZeroWeightedFloatTapsStillRead) {
     in.set_estimates({{-3, 60}});
     g.set_estimates({{0, 50}});
     const FunctionDAG dag = FunctionDAG::build(Pipeline(g));
-    EXPECT_EQ(edge_between(dag, "f", "g").required({{0, 9}}), (std::vector<Span>{{-3, 10}}));
-    EXPECT_EQ(node(dag, "f").region_at_root, (std::vector<Span>{{-3, 50}}));
+    EXPECT_EQ(edge_between(dag, "f", "g").required({{0, 9}}), (Region{{-3, 10}}));
+    EXPECT_EQ(node(dag, "f").region_at_root, (Region{{-3, 50}}));
 }
 
 TEST(FunctionDAG, ZeroWeightedIntegerTapsStillRead) {
@@ -178,8 +178,8 @@ TEST(FunctionDAG, ZeroWeightedIntegerTapsStillRead) {
     in.set_estimates({{-2, 60}});
     g.set_estimates({{0, 50}});
     const FunctionDAG dag = FunctionDAG::build(Pipeline(g));
-    EXPECT_EQ(edge_between(dag, "f", "g").required({{0, 9}}), (std::vector<Span>{{-2, 11}}));
-    EXPECT_EQ(node(dag, "f").region_at_root, (std::vector<Span>{{-2, 51}}));
+    EXPECT_EQ(edge_between(dag, "f", "g").required({{0, 9}}), (Region{{-2, 11}}));
+    EXPECT_EQ(node(dag, "f").region_at_root, (Region{{-2, 51}}));
 }
 
 TEST(FunctionDAG, ReadsTheSimplifierFoldsAwayStillHaveEdges) {
@@ -195,8 +195,8 @@ TEST(FunctionDAG, ReadsTheSimplifierFoldsAwayStillHaveEdges) {
     in.set_estimates({{0, 40}, {0, 1}});
     h.set_estimates({{0, 32}, {0, 1}});
     const FunctionDAG dag = FunctionDAG::build(Pipeline(h));
-    EXPECT_EQ(edge_between(dag, "g", "h").required({{0, 9}, {0, 0}}), (std::vector<Span>{{0, 9}, {0, 0}}));
-    EXPECT_EQ(node(dag, "g").region_at_root, (std::vector<Span>{{0, 31}, {0, 0}}));
+    EXPECT_EQ(edge_between(dag, "g", "h").required({{0, 9}, {0, 0}}), (Region{{0, 9}, {0, 0}}));
+    EXPECT_EQ(node(dag, "g").region_at_root, (Region{{0, 31}, {0, 0}}));
 }
 
 TEST(FunctionDAG, LetBoundIndicesFollowTheirLoops) {
@@ -215,7 +215,7 @@ TEST(FunctionDAG, LetBoundIndicesFollowTheirLoops) {
     ASSERT_EQ(e.calls, 2);
     EXPECT_EQ(values(e.jacobians[0]), (std::vector<std::vector<double>>{{2}}));
     EXPECT_EQ(values(e.jacobians[1]), (std::vector<std::vector<double>>{{2}}));
-    EXPECT_EQ(e.required({{0, 9}}), (std::vector<Span>{{1, 20}}));
+    EXPECT_EQ(e.required({{0, 9}}), (Region{{1, 20}}));
 }
 
 // Halide's common-subexpression elimination loads an identical call once within one expression:
@@ -254,7 +254,7 @@ TEST(FunctionDAG, FloatParamsKeepTheirTypeUnderEstimates) {
     scale.set_estimate(0.5f);
     g.set_estimates({{0, 40}});
     const FunctionDAG dag = FunctionDAG::build(Pipeline(g));
-    EXPECT_EQ(node(dag, "in").region_at_root, (std::vector<Span>{{0, 19}})) << dag.describe();
+    EXPECT_EQ(node(dag, "in").region_at_root, (Region{{0, 19}})) << dag.describe();
     // x * 0.5 through a cast is not an affine integer index: the Jacobian entry is unknown.
     EXPECT_FALSE(edge_between(dag, "in_im", "g").jacobians[0].entries[0][0].has_value());
 }
@@ -292,7 +292,7 @@ TEST_P(AppDAG, EveryFuncAndInputIsANodeWithARegion) {
         for (const Stage &st : n.stages) EXPECT_EQ(st.loop_bounds_at_root.size(), st.loops.size()) << st.name;
     }
     // The output's region is its estimate.
-    std::vector<Span> expected;
+    Region expected;
     for (int e : app.app->output_extents(app.app->inputs(false))) expected.push_back({0, e - 1});
     EXPECT_EQ(dag.nodes[0].region_at_root, expected);
 }

@@ -131,10 +131,10 @@ TEST(LoopNest, BoundsFollowTheTiling) {
     LoopNestBounds bounds(b.dag, n);
     // Per 32 x 8 tile of blur_y, blur_x needs one more row above and below. Sites are sized by
     // their middle tile: of 2 x 6 tiles, column 0 (x 0..31) and row 2 (y 16..23).
-    EXPECT_EQ(bounds.region(b.blur_x, Site::at({b.blur_y, 0}, 0)), (std::vector<Span>{{0, 31}, {15, 24}}));
-    EXPECT_EQ(bounds.tile_bounds({b.blur_y, 0}, 0), (std::vector<Span>{{0, 31}, {16, 23}}));
+    EXPECT_EQ(bounds.region(b.blur_x, Site::at({b.blur_y, 0}, 0)), (Region{{0, 31}, {15, 24}}));
+    EXPECT_EQ(bounds.tile_bounds({b.blur_y, 0}, 0), (Region{{0, 31}, {16, 23}}));
     // The point level: the middle vector of that tile's 2 (x 0..15), one row (3 of 8: y 19).
-    EXPECT_EQ(bounds.tile_bounds({b.blur_y, 0}, 1), (std::vector<Span>{{0, 15}, {19, 19}}));
+    EXPECT_EQ(bounds.tile_bounds({b.blur_y, 0}, 1), (Region{{0, 15}, {19, 19}}));
     EXPECT_EQ(bounds.trips({b.blur_y, 0}, 0, 0), 2); // 64 / 32
     EXPECT_EQ(bounds.trips({b.blur_y, 0}, 0, 1), 6); // 48 / 8
     EXPECT_EQ(bounds.trips({b.blur_y, 0}, 1, 0), 2); // 32 / 16-wide vectors

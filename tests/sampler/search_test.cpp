@@ -68,7 +68,7 @@ void expect_pruning_rules(const sf::FunctionDAG &dag, const SearchResult &r, con
         EXPECT_TRUE(!t.parallel || fs.compute.kind == sf::Site::Root); // parallel only outermost
         if (t.unroll) {
             // Unrolled point tiles divide the loops around them (a Halide 14 miscompile otherwise).
-            const std::vector<sf::Span> &b = bounds.production_bounds({s.node, s.stage});
+            const sf::Region &b = bounds.production_bounds({s.node, s.stage});
             const std::vector<int64_t> &point = t.tiles.back();
             for (size_t l = 0; l < point.size(); l++) {
                 const int64_t around = t.tiles.size() >= 2 ? t.tiles[t.tiles.size() - 2][l] : b[l].extent();
@@ -77,7 +77,7 @@ void expect_pruning_rules(const sf::FunctionDAG &dag, const SearchResult &r, con
         }
         if (fs.compute.kind == sf::Site::Root && o.pruning.max_serial_root_points > 0) {
             const sf::Stage &st = dag.nodes[size_t(s.node)].stages[size_t(s.stage)];
-            const std::vector<sf::Span> &b = bounds.production_bounds({s.node, s.stage});
+            const sf::Region &b = bounds.production_bounds({s.node, s.stage});
             double points = 1;
             for (size_t l = 0; l < st.loops.size(); l++) points *= double(std::max<int64_t>(b[l].extent(), 1));
             if (points > o.pruning.max_serial_root_points) {
@@ -89,7 +89,7 @@ void expect_pruning_rules(const sf::FunctionDAG &dag, const SearchResult &r, con
             // Tasks within [1, 16] x cores; below it only where even one point per task is too few.
             // (Tasks are the fused pure loops of level 0; reductions there run inside each task.)
             const sf::Stage &st = dag.nodes[size_t(s.node)].stages[size_t(s.stage)];
-            const std::vector<sf::Span> &b = bounds.production_bounds({s.node, s.stage});
+            const sf::Region &b = bounds.production_bounds({s.node, s.stage});
             int64_t tasks = 1, most = 1;
             for (size_t l = 0; l < st.loops.size(); l++) {
                 if (st.loops[l].is_rvar) continue;
@@ -419,7 +419,7 @@ std::set<std::pair<std::string, int>> vectorized_dims(const Halide::Func &out, c
                     const std::vector<sf::Loop> &loops = dag.nodes[n].stages[st].loops;
                     dims.insert({dag.nodes[n].name, loops[size_t(t.vector_loop)].dim});
                     if (!dense_held || loops[size_t(t.vector_loop)].dim == 0) continue;
-                    const std::vector<sf::Span> &b = bounds.production_bounds({int(n), int(st)});
+                    const sf::Region &b = bounds.production_bounds({int(n), int(st)});
                     for (size_t l = 0; l < loops.size(); l++) {
                         if (loops[l].dim == 0 && loops[l].is_pure && b[l].extent() >= t.vector_width)
                             dense_held->insert(dag.nodes[n].name);
@@ -530,7 +530,7 @@ TEST(SpaceRules, ReductionsRunOutermostInsideAConsumer) {
             const sf::StageTiling &t = child.funcs[size_t(node)].stages[1];
             if (t.tiles.size() != 1) continue;
             sf::LoopNestBounds bounds(dag, child);
-            const std::vector<sf::Span> &b = bounds.production_bounds({node, 1});
+            const sf::Region &b = bounds.production_bounds({node, 1});
             const std::vector<sf::Loop> &loops = dag.nodes[size_t(node)].stages[1].loops;
             bool whole = true;
             for (size_t l = 0; l < loops.size(); l++) {
