@@ -469,8 +469,23 @@ Region LoopNestBounds::tile_bounds(StageRef s, int level) {
 
 namespace {
 // Tiles of equal span merged into one class (counts summed), in order of first appearance. With
-// windows at several levels there are hundreds, so they are sorted rather than searched.
+// windows at several levels there are hundreds, so they are sorted rather than searched; a few
+// (no window: at most eight per class) are searched in place, without allocating.
 std::vector<LoopNestBounds::TileClass> merge_classes(std::vector<LoopNestBounds::TileClass> tiles) {
+    if (tiles.size() <= 32) {
+        size_t kept = 0;
+        for (size_t i = 0; i < tiles.size(); i++) {
+            size_t j = 0;
+            while (j < kept && !(tiles[j].span == tiles[i].span)) j++;
+            if (j < kept) {
+                tiles[j].count += tiles[i].count;
+            } else {
+                tiles[kept++] = tiles[i];
+            }
+        }
+        tiles.resize(kept);
+        return tiles;
+    }
     std::vector<uint32_t> order(tiles.size());
     std::iota(order.begin(), order.end(), 0u);
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
@@ -504,6 +519,7 @@ std::vector<std::vector<LoopNestBounds::TileClass>> LoopNestBounds::tile_classes
         std::vector<TileClass> cur{{b[l], 1}};
         for (int k = first; k <= deepest; k++) {
             std::vector<TileClass> next; // every tile, merged into classes below
+            next.reserve(cur.size() * size_t(9 + std::max<int64_t>(window, 1))); // ends, window, empties
             auto add = [&](const Span &span, int64_t count) { next.push_back({span, count}); };
             // Halide tests a guarded bound in the loop's innermost tile loop: where that is
             // further in, this level's loop keeps the trips of a whole tile in a tail tile, and
