@@ -78,7 +78,7 @@ public:
         data_ = grown;
         capacity_ = n;
     }
-    void resize(size_t n, const T &value = T()) {
+    void resize(size_t n, T value = T()) { // by value: it may be an element of this vector
         if (n > capacity_) reserve(std::max(n, 2 * capacity_));
         for (size_t i = size_; i < n; i++) data_[i] = value;
         size_ = n;
@@ -94,11 +94,11 @@ public:
         return back();
     }
     void pop_back() { size_--; }
-    void assign(size_t n, const T &value) {
-        const T copy = value;
+    void assign(size_t n, T value) {
         size_ = 0;
-        resize(n, copy);
+        resize(n, value);
     }
+    // Not from a range of this vector's own elements (the storage may move first).
     template<typename It, typename = typename std::iterator_traits<It>::iterator_category>
     void assign(It first, It last) {
         const size_t n = size_t(std::distance(first, last));

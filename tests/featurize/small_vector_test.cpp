@@ -80,6 +80,10 @@ TEST(SmallVector, ResizesAssignsAndErasesAsStdVector) {
     s.erase(s.begin());
     v.erase(v.begin());
     EXPECT_EQ(as_vector(s), v);
+    const std::vector<Pair> five = pairs(5, 1);
+    Small grown(five.begin(), five.end()); // spilled: growing frees the block grown[0] is in
+    grown.resize(12, grown[0]);
+    EXPECT_EQ(as_vector(grown).back(), (Pair{1, 0}));
     s.assign(4, Pair{3, 3});
     EXPECT_EQ(as_vector(s), std::vector<Pair>(4, Pair{3, 3}));
     s.clear();
