@@ -30,6 +30,7 @@ struct State {
     std::vector<sf::StageFeatures> features;
     double cost = 0;
     std::shared_ptr<const State> parent;
+    size_t order = 0; // among the step's children, in generation order (the ranking's tie-break)
 };
 using StatePtr = std::shared_ptr<const State>;
 
@@ -89,64 +90,116 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
         for (size_t d = 0; d < decisions.size(); d++) {
             // Expand every beam state, in parallel, keeping the order.
             std::vector<std::vector<sf::LoopNest>> expanded(beam.size());
+            std::vector<std::vector<uint32_t>> runs(beam.size());
             arena.execute([&] {
-                tbb::parallel_for(size_t(0), beam.size(),
-                                  [&](size_t i) { expanded[i] = generator.successors(beam[i]->nest, int(d)); });
-            });
-            std::vector<std::shared_ptr<State>> children;
-            for (size_t i = 0; i < beam.size(); i++) {
-                for (sf::LoopNest &n : expanded[i])
-                    children.push_back(std::make_shared<State>(State{std::move(n), {}, 0, beam[i]}));
-            }
-            result.stats.states_generated += int64_t(children.size());
-            // Featurize in parallel; then the pruning rules that need features.
-            // Stages the decision cannot affect keep their parent's features (the memo).
-            auto t = Clock::now();
-            std::vector<int64_t> reused(children.size(), 0);
-            arena.execute([&] {
-                tbb::parallel_for(size_t(0), children.size(), [&](size_t i) {
-                    State &c = *children[i];
-                    c.features = options.memoize_features
-                                     ? sf::update_schedule_features(dag, c.nest, target, c.parent->features,
-                                                                    decisions[d].node, &reused[i])
-                                     : sf::compute_schedule_features(dag, c.nest, target);
+                tbb::parallel_for(size_t(0), beam.size(), [&](size_t i) {
+                    expanded[i] = generator.successors(beam[i]->nest, int(d), &runs[i]);
                 });
             });
-            result.stats.featurize_seconds += seconds_since(t);
-            std::vector<std::shared_ptr<State>> legal;
-            for (size_t i = 0; i < children.size(); i++) {
-                std::shared_ptr<State> &c = children[i];
-                bool ok = true;
-                int64_t scheduled = 0;
-                for (const sf::StageFeatures &s : c->features) {
-                    if (!s.scheduled) continue;
-                    scheduled++;
-                    if (s.node == decisions[d].node && generator.pruned(c->nest, s)) ok = false;
+            std::vector<size_t> first_order(beam.size() + 1, 0);
+            for (size_t i = 0; i < beam.size(); i++) first_order[i + 1] = first_order[i] + expanded[i].size();
+            auto child = [&](size_t i, size_t k) {
+                return std::make_shared<State>(State{std::move(expanded[i][k]), {}, 0, beam[i], first_order[i] + k});
+            };
+            // Featurizes `batch` in parallel and keeps the states no pruning rule that needs
+            // features rejects. Stages the decision cannot affect keep their parent's features (the memo).
+            auto featurize_and_prune = [&](std::vector<std::shared_ptr<State>> &batch) {
+                result.stats.states_generated += int64_t(batch.size());
+                auto t = Clock::now();
+                std::vector<int64_t> reused(batch.size(), 0);
+                arena.execute([&] {
+                    tbb::parallel_for(size_t(0), batch.size(), [&](size_t i) {
+                        State &c = *batch[i];
+                        c.features = options.memoize_features
+                                         ? sf::update_schedule_features(dag, c.nest, target, c.parent->features,
+                                                                        decisions[d].node, &reused[i])
+                                         : sf::compute_schedule_features(dag, c.nest, target);
+                    });
+                });
+                result.stats.featurize_seconds += seconds_since(t);
+                std::vector<std::shared_ptr<State>> legal;
+                for (size_t i = 0; i < batch.size(); i++) {
+                    bool ok = true;
+                    int64_t scheduled = 0;
+                    for (const sf::StageFeatures &s : batch[i]->features) {
+                        if (!s.scheduled) continue;
+                        scheduled++;
+                        if (s.node == decisions[d].node && generator.pruned(batch[i]->nest, s)) ok = false;
+                    }
+                    result.stats.stages_featurized += scheduled - reused[i];
+                    result.stats.feature_cache_hits += reused[i];
+                    if (ok) legal.push_back(batch[i]);
                 }
-                result.stats.stages_featurized += scheduled - reused[i];
-                result.stats.feature_cache_hits += reused[i];
-                if (ok) legal.push_back(std::move(c));
+                result.stats.states_pruned += int64_t(batch.size() - legal.size());
+                return legal;
+            };
+            auto cost = [&](const std::vector<std::shared_ptr<State>> &batch) {
+                auto t = Clock::now();
+                std::vector<const std::vector<sf::StageFeatures> *> features;
+                for (const auto &c : batch) features.push_back(&c->features);
+                std::vector<double> costs;
+                model.evaluate(features, costs);
+                for (size_t i = 0; i < batch.size(); i++) batch[i]->cost = costs[i];
+                result.stats.cost_seconds += seconds_since(t);
+                result.stats.cost_evaluations += int64_t(batch.size());
+            };
+            // Coarse: the first child of every run.
+            std::vector<std::shared_ptr<State>> children;
+            std::vector<std::pair<size_t, size_t>> origin; // (beam state, child) of each
+            for (size_t i = 0; i < beam.size(); i++) {
+                for (size_t k = 0; k < expanded[i].size(); k++) {
+                    if (k > 0 && runs[i][k] == runs[i][k - 1]) continue;
+                    children.push_back(child(i, k));
+                    origin.emplace_back(i, k);
+                }
             }
-            result.stats.states_pruned += int64_t(children.size() - legal.size());
-            if (legal.empty()) legal = std::move(children); // every option is pruned: keep them all
-            // Cost the batch.
-            t = Clock::now();
-            std::vector<const std::vector<sf::StageFeatures> *> batch;
-            for (const auto &c : legal) batch.push_back(&c->features);
-            std::vector<double> costs;
-            model.evaluate(batch, costs);
-            result.stats.cost_seconds += seconds_since(t);
-            result.stats.cost_evaluations += int64_t(legal.size());
+            std::vector<std::shared_ptr<State>> legal = featurize_and_prune(children);
+            const bool all_pruned = legal.empty();
+            if (all_pruned) legal = children; // every option is pruned: keep them all
+            cost(legal);
+            // Fine: the rest of the runs of the cheapest coarse children, in generation order
+            // (runs whose first child is pruned come last: another of theirs may be legal).
+            if (options.tiling_stride > 1 && options.refined_runs > 0) {
+                std::unordered_set<const State *> is_legal;
+                for (const auto &c : legal) is_legal.insert(c.get());
+                std::vector<size_t> order(children.size());
+                std::iota(order.begin(), order.end(), size_t(0));
+                const size_t refined = std::min(order.size(), size_t(options.refined_runs));
+                std::partial_sort(
+                    order.begin(), order.begin() + ptrdiff_t(refined), order.end(), [&](size_t a, size_t b) {
+                        const bool la = is_legal.count(children[a].get()), lb = is_legal.count(children[b].get());
+                        if (la != lb) return la;
+                        if (la && children[a]->cost != children[b]->cost) return children[a]->cost < children[b]->cost;
+                        return a < b;
+                    });
+                order.resize(refined);
+                std::sort(order.begin(), order.end());
+                std::vector<std::shared_ptr<State>> siblings;
+                for (size_t j : order) {
+                    const auto [i, k] = origin[j];
+                    for (size_t m = k + 1; m < expanded[i].size() && runs[i][m] == runs[i][k]; m++)
+                        siblings.push_back(child(i, m));
+                }
+                std::vector<std::shared_ptr<State>> fine = featurize_and_prune(siblings);
+                // Pruned coarse children stand in only while no child is legal.
+                if (all_pruned && !fine.empty()) legal.clear();
+                if (all_pruned && fine.empty()) fine = std::move(siblings);
+                cost(fine);
+                legal.insert(legal.end(), fine.begin(), fine.end());
+                std::sort(legal.begin(), legal.end(),
+                          [](const std::shared_ptr<State> &a, const std::shared_ptr<State> &b) {
+                              return a->order < b->order;
+                          });
+            }
             // Candidates: permitted by the last pass, cheapest first, penalized per better twin.
             std::vector<Child> ranked;
             for (size_t i = 0; i < legal.size(); i++) {
-                legal[i]->cost = costs[i];
                 if (pass > 0 && !permitted[d].empty() && !permitted[d].count(structure_hash(legal[i]->nest, pass)))
                     continue;
-                ranked.push_back({legal[i], costs[i], i});
+                ranked.push_back({legal[i], legal[i]->cost, i});
             }
             if (ranked.empty()) {
-                for (size_t i = 0; i < legal.size(); i++) ranked.push_back({legal[i], costs[i], i});
+                for (size_t i = 0; i < legal.size(); i++) ranked.push_back({legal[i], legal[i]->cost, i});
             }
             auto by_rank = [](const Child &a, const Child &b) {
                 return a.rank_cost != b.rank_cost ? a.rank_cost < b.rank_cost : a.index < b.index;

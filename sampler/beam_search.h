@@ -34,7 +34,7 @@
 namespace schedforge::sampler {
 
 struct SearchStats {
-    int64_t states_generated = 0;                   // children of beam states
+    int64_t states_generated = 0;                   // children of beam states featurized (coarse and refined)
     int64_t states_pruned = 0;                      // dropped by a pruning rule after featurizing
     int64_t cost_evaluations = 0;                   // states costed
     int64_t stages_featurized = 0;                  // stage features computed for the children

@@ -47,6 +47,8 @@ void SearchOptions::validate(const std::string &source) const {
     if (cores < 0) bad("cores must not be negative");
     if (threads < 0) bad("threads must not be negative");
     if (max_tilings < 1) bad("max_tilings must be at least 1");
+    if (tiling_stride < 1) bad("tiling_stride must be at least 1 (1: every tiling is costed)");
+    if (refined_runs < 0) bad("refined_runs must not be negative");
     if (hash_penalty < 1) bad("hash_penalty must be at least 1");
     if (max_cost_twins < 0) bad("max_cost_twins must not be negative (0: no limit)");
     if (!(cost_resolution >= 0 && cost_resolution < 1)) bad("cost_resolution must be in [0, 1)");
@@ -98,6 +100,9 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
             r.on("cores", [&](const YAML::Node &m, const std::string &mk) { o.cores = integer(m, mk); });
             r.on("threads", [&](const YAML::Node &m, const std::string &mk) { o.threads = integer(m, mk); });
             r.on("max_tilings", [&](const YAML::Node &m, const std::string &mk) { o.max_tilings = integer(m, mk); });
+            r.on("tiling_stride",
+                 [&](const YAML::Node &m, const std::string &mk) { o.tiling_stride = integer(m, mk); });
+            r.on("refined_runs", [&](const YAML::Node &m, const std::string &mk) { o.refined_runs = integer(m, mk); });
             r.on("hash_penalty", [&](const YAML::Node &m, const std::string &mk) { o.hash_penalty = number(m, mk); });
             r.on("max_cost_twins",
                  [&](const YAML::Node &m, const std::string &mk) { o.max_cost_twins = integer(m, mk); });

@@ -71,12 +71,19 @@ struct SearchOptions {
     // cheaper state than the first on the apps or on random pipelines, so their time goes to a
     // wider first pass (configs/search/default.yaml has the figures).
     int beam_size = 64;
-    int passes = 1;            // coarse-to-fine (§3.2); 1 = plain beam search
-    double dropout = 1.0;      // probability of keeping each state considered for the beam (1 = none)
-    uint64_t seed = 0;         // dropout's random stream
-    int cores = 0;             // the target's parallelism (0: this machine's logical CPUs)
-    int threads = 0;           // TBB threads for successors and costs (0: TBB's default); results do not depend on it
-    int max_tilings = 128;     // tilings kept per stage decision (evenly thinned, deterministic)
+    int passes = 1;        // coarse-to-fine (§3.2); 1 = plain beam search
+    double dropout = 1.0;  // probability of keeping each state considered for the beam (1 = none)
+    uint64_t seed = 0;     // dropout's random stream
+    int cores = 0;         // the target's parallelism (0: this machine's logical CPUs)
+    int threads = 0;       // TBB threads for successors and costs (0: TBB's default); results do not depend on it
+    int max_tilings = 128; // tilings kept per stage decision (evenly thinned, deterministic)
+    // Coarse to fine within a decision: each site's tilings, in their order (by tile shape), fall
+    // into runs of tiling_stride; the search costs the first of every run, then the rest of the
+    // runs of the refined_runs cheapest (tiling_stride 1: every tiling is costed). The beam keeps
+    // few of thousands of children, and neighbours in a run cost alike: a third of the states, the
+    // same predicted costs on the apps (configs/search/default.yaml has the figures).
+    int tiling_stride = 4;
+    int refined_runs = 256;
     double hash_penalty = 2.0; // cost factor for a state whose coarse hash a better state has
     // The beam keeps at most max_cost_twins states of one predicted cost: costs that differ by
     // at most cost_resolution (a fraction) are one to the model (max_cost_twins 0: no limit).

@@ -51,14 +51,23 @@ public:
             i /= choices_[l].size();
         }
     }
+    size_t size() const { return size_; }
+    // The index of `shape` (each extent one of its loop's choices), or size() where the cap cut it.
+    size_t index_of(const std::vector<int64_t> &shape) const {
+        size_t i = 0;
+        for (size_t l = 0; l < choices_.size(); l++) {
+            const auto &c = choices_[l];
+            i = i * c.size() + size_t(std::find(c.begin(), c.end(), shape[l]) - c.begin());
+        }
+        return std::min(i, size_);
+    }
     // Every index in order, but the one of `shape` (if any).
     std::vector<uint32_t> indices_but(const std::vector<int64_t> &shape) const {
+        const size_t skip = index_of(shape);
         std::vector<uint32_t> out;
         out.reserve(size_);
-        std::vector<int64_t> each(choices_.size());
         for (size_t i = 0; i < size_; i++) {
-            at(i, each);
-            if (each != shape) out.push_back(uint32_t(i));
+            if (i != skip) out.push_back(uint32_t(i));
         }
         return out;
     }
@@ -74,18 +83,25 @@ private:
 // 34 tilings each kept only the untiled-inner one, and no two-level tiling survived. Runs
 // shorter than about 2.6 items can put two offsets on one item: it is kept once (fewer than n
 // are kept then; the copies were 8% of iir_blur's states, costed for nothing).
-template<typename T>
-std::vector<T> thin(std::vector<T> items, size_t n) {
-    if (items.size() <= n) return items;
-    std::vector<T> kept;
-    const double run = double(items.size()) / double(n), golden = 0.6180339887498949;
-    size_t last = items.size(); // the item kept last (none yet)
+std::vector<size_t> thin_positions(size_t size, size_t n) {
+    std::vector<size_t> kept;
+    if (size <= n) {
+        for (size_t i = 0; i < size; i++) kept.push_back(i);
+        return kept;
+    }
+    const double run = double(size) / double(n), golden = 0.6180339887498949;
     for (size_t i = 0; i < n; i++) {
         const double offset = double(i) * golden - std::floor(double(i) * golden);
-        const size_t at = std::min(items.size() - 1, size_t((double(i) + offset) * run));
-        if (at != last) kept.push_back(items[at]);
-        last = at;
+        const size_t at = std::min(size - 1, size_t((double(i) + offset) * run));
+        if (kept.empty() || at != kept.back()) kept.push_back(at);
     }
+    return kept;
+}
+
+template<typename T>
+std::vector<T> thin(const std::vector<T> &items, size_t n) {
+    std::vector<T> kept;
+    for (size_t p : thin_positions(items.size(), n)) kept.push_back(items[p]);
     return kept;
 }
 
@@ -215,7 +231,6 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
 
     // The level structures: {} (untiled), {T0}, for root Funcs {T0, T1}, and for reductions
     // inside a consumer the whole extent with the reduction outside (below).
-    std::vector<std::vector<std::vector<int64_t>>> shapes{{}};
     // With space.tiles_hold_a_vector, tiles along the loop that vectors must run along (the
     // storage-dense one, where the production holds a vector) are at least one vector wide:
     // narrower ones leave the whole Func scalar.
@@ -263,17 +278,32 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
         }
     }
     outer = thin(outer, size_t(options_.max_tilings));
-    for (uint32_t i : outer) {
-        const std::vector<int64_t> t0 = outer_product.at(i);
-        shapes.push_back({t0});
+    // The shapes, by position in `outer` (-1: untiled) and index in that outer tile's inner
+    // product (-1: none); decoded where they are emitted, as most are thinned away.
+    struct ShapeRef {
+        int outer = -1, inner = -1;
+    };
+    std::vector<ShapeRef> shapes{{}};
+    // An inner tile per task: cache or register blocks, odd widths allowed innermost.
+    std::vector<std::vector<std::vector<int64_t>>> inner_choices(root ? outer.size() : 0);
+    for (size_t p = 0; p < outer.size(); p++) {
+        shapes.push_back({int(p), -1});
         if (!root) continue;
-        // An inner tile per task: cache or register blocks, odd widths allowed innermost.
-        std::vector<std::vector<int64_t>> inner_choices(loops);
-        for (size_t l = 0; l < loops; l++) inner_choices[l] = tile_choices(l, t0[l], l < 2);
-        const ShapeProduct inner(inner_choices, cap);
-        for (uint32_t k : thin(inner.indices_but(t0), size_t(options_.space.max_inner_tilings)))
-            shapes.push_back({t0, inner.at(k)});
+        const std::vector<int64_t> t0 = outer_product.at(outer[p]);
+        for (size_t l = 0; l < loops; l++) inner_choices[p].push_back(tile_choices(l, t0[l], l < 2));
+        // Every inner tile but t0 itself (when the cap has not cut it).
+        const ShapeProduct inner(inner_choices[p], cap);
+        const size_t self = inner.index_of(t0), others = inner.size() - (self < inner.size() ? 1 : 0);
+        for (size_t k : thin_positions(others, size_t(options_.space.max_inner_tilings)))
+            shapes.push_back({int(p), int(k < self ? k : k + 1)});
     }
+    std::vector<std::vector<int64_t>> scratch;
+    auto decode = [&](const ShapeRef &r) -> const std::vector<std::vector<int64_t>> & {
+        scratch.resize(r.outer < 0 ? 0 : r.inner < 0 ? 1 : 2, std::vector<int64_t>(loops));
+        if (r.outer >= 0) outer_product.at(outer[size_t(r.outer)], scratch[0]);
+        if (r.inner >= 0) ShapeProduct(inner_choices[size_t(r.outer)], cap).at(size_t(r.inner), scratch[1]);
+        return scratch;
+    };
     // A reduction inside a consumer may also run outermost around its whole pure loops: one tile
     // of the full extent with the reduction outside it, so that producers computed at its level 0
     // are computed once per reduction step (a window of offsets, each over the whole tile).
@@ -289,32 +319,32 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
         shapes.erase(shapes.begin());
     }
 
+    // A tiling of a shape, short of the shape's extents (a few bytes, where most are thinned away).
+    struct Variant {
+        uint32_t shape = 0;
+        bool rvars_outside = false, parallel = false, unroll = false;
+        int vector_loop = -1, vector_width = 1;
+    };
     // The tilings of one shape, appended to `out`.
-    auto emit = [&](const std::vector<std::vector<int64_t>> &shape, std::vector<StageTiling> &out) {
+    auto emit = [&](const std::vector<std::vector<int64_t>> &shape, uint32_t index, std::vector<Variant> &out) {
         // Reductions run whole inside the point tile, or (tiled stages) outside it, at level 0;
         // the whole-extent tile exists only for the latter.
         const bool whole = !shape.empty() && shape.back() == extent;
         for (int rvars_outside = whole ? 1 : 0; rvars_outside <= (has_rvars && !shape.empty() ? 1 : 0);
              rvars_outside++) {
-            StageTiling t;
-            t.tiles = shape;
-            if (rvars_outside) {
-                for (size_t l = 0; l < loops; l++) {
-                    if (st.loops[l].is_rvar) {
-                        for (auto &level : t.tiles) level[l] = 1;
-                    }
-                }
-            }
             // The point tile's extents, and whether it divides the loops around it evenly.
-            std::vector<int64_t> point = shape.empty() ? extent : shape.back();
+            const std::vector<int64_t> &point = shape.empty() ? extent : shape.back();
             const bool divides = sf::point_tile_divides(st, shape, extent);
             // A reduction's register block: the whole realization only (space.register_blocks_in_place).
             const bool block_ok = !has_rvars || (rvars_outside && (whole || !options_.space.register_blocks_in_place));
             const bool parallel = root && !shape.empty();
             for (int serial = 0; serial <= (parallel && !options_.pruning.parallel_outer_only ? 1 : 0); serial++) {
+                Variant t;
+                t.shape = index;
+                t.rvars_outside = rvars_outside;
                 t.parallel = parallel && !serial;
                 size_t before = out.size();
-                auto add = [&](StageTiling v) {
+                auto add = [&](Variant v) {
                     out.push_back(v);
                     // Unrolled point tiles: small constant extents only.
                     int64_t iterations = 1;
@@ -339,7 +369,7 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
                     const std::vector<int> wide =
                         vectorizable_loops(st, point, extent, w, options_.space.vectorize_storage_dense);
                     for (size_t i = 0; i < std::min<size_t>(wide.size(), size_t(options_.space.vector_loops)); i++) {
-                        StageTiling v = t;
+                        Variant v = t;
                         v.vector_loop = wide[i];
                         v.vector_width = w;
                         add(v);
@@ -350,33 +380,68 @@ std::vector<StageTiling> SuccessorGenerator::tilings(const LoopNest &nest, Stage
             }
         }
     };
-    std::vector<StageTiling> thinned, kept;
-    for (const auto &shape : shapes) emit(shape, thinned);
-    if (whole_tile) emit({extent}, kept);
-    thinned = thin(std::move(thinned), size_t(options_.max_tilings));
-    thinned.insert(thinned.end(), kept.begin(), kept.end());
-    return thinned;
+    auto build = [&](const std::vector<std::vector<int64_t>> &shape, const Variant &v) {
+        StageTiling t;
+        t.tiles = shape;
+        if (v.rvars_outside) {
+            for (size_t l = 0; l < loops; l++) {
+                if (st.loops[l].is_rvar) {
+                    for (auto &level : t.tiles) level[l] = 1;
+                }
+            }
+        }
+        t.parallel = v.parallel;
+        t.unroll = v.unroll;
+        t.vector_loop = v.vector_loop;
+        t.vector_width = v.vector_width;
+        return t;
+    };
+    std::vector<Variant> variants;
+    for (size_t i = 0; i < shapes.size(); i++) emit(decode(shapes[i]), uint32_t(i), variants);
+    std::vector<StageTiling> out;
+    for (size_t p : thin_positions(variants.size(), size_t(options_.max_tilings))) {
+        const Variant &v = variants[p];
+        out.push_back(build(decode(shapes[v.shape]), v));
+    }
+    if (whole_tile) {
+        const std::vector<std::vector<int64_t>> whole{extent};
+        variants.clear();
+        emit(whole, 0, variants);
+        for (const Variant &v : variants) out.push_back(build(whole, v));
+    }
+    return out;
 }
 
-std::vector<LoopNest> SuccessorGenerator::successors(const LoopNest &nest, int d) const {
+std::vector<LoopNest> SuccessorGenerator::successors(const LoopNest &nest, int d, std::vector<uint32_t> *runs) const {
     const Decision &dec = decisions_[size_t(d)];
     std::vector<LoopNest> out;
+    // Numbers the children appended since `first` as one site's tilings: runs of tiling_stride.
+    uint32_t next_run = 0;
+    auto close_runs = [&](size_t first) {
+        if (!runs) return;
+        const size_t stride = size_t(options_.tiling_stride);
+        for (size_t i = first; i < out.size(); i++) runs->push_back(next_run + uint32_t((i - first) / stride));
+        next_run += uint32_t((out.size() - first + stride - 1) / stride);
+    };
     if (dec.stage > 0) { // an update's tiling
         for (StageTiling &t : tilings(nest, {dec.node, dec.stage})) {
             out.push_back(nest);
             out.back().funcs[size_t(dec.node)].stages[size_t(dec.stage)] = std::move(t);
         }
+        close_runs(0);
         return out;
     }
     const sf::Node &n = dag_.nodes[size_t(dec.node)];
     if (n.is_extern) { // a C function over its whole region: at root, untiled
         out.push_back(nest);
         out.back().funcs[size_t(dec.node)] = {Site::root(), Site::root(), {StageTiling()}};
+        close_runs(0);
         return out;
     }
     if (sf::can_inline(dag_, dec.node)) {
         out.push_back(nest);
         out.back().funcs[size_t(dec.node)] = {Site::inlined(), Site::inlined(), {}};
+        close_runs(0);
         if (sf::is_input_wrapper(dag_, dec.node)) return out;
     }
     // The Func computed at `site` of `base` (a copy of the nest), each tiling of it appended.
@@ -398,10 +463,12 @@ std::vector<LoopNest> SuccessorGenerator::successors(const LoopNest &nest, int d
                 fs.stages[s].vector_width = w;
             }
         }
+        const size_t first = out.size();
         for (StageTiling &t : tilings(base, {dec.node, 0})) {
             out.push_back(base);
             out.back().funcs[size_t(dec.node)].stages[0] = std::move(t);
         }
+        close_runs(first);
     };
     const std::vector<Site> sites = sf::legal_compute_sites(dag_, nest, dec.node);
     for (const Site &site : sites) place(nest, site);

@@ -37,8 +37,11 @@ public:
     SuccessorGenerator(const featurize::FunctionDAG &dag, const Halide::Target &target, const SearchOptions &options);
 
     const std::vector<Decision> &decisions() const { return decisions_; }
-    // Every child of `nest` for decision `d` (nest has decisions 0 .. d - 1 made).
-    std::vector<featurize::LoopNest> successors(const featurize::LoopNest &nest, int d) const;
+    // Every child of `nest` for decision `d` (nest has decisions 0 .. d - 1 made). With `runs`,
+    // each child's run there: consecutive tilings of one site, tiling_stride at most, numbered
+    // from 0 (the coarse-to-fine search costs a run's first child before the others).
+    std::vector<featurize::LoopNest> successors(const featurize::LoopNest &nest, int d,
+                                                std::vector<uint32_t> *runs = nullptr) const;
     // Whether a Func's pure stage computes (or, inlined, is evaluated) more than max_recompute
     // times what its consumers need (pure copies exempt); false for updates and when the rule is off.
     bool recomputes_too_much(const featurize::LoopNest &nest, const featurize::StageFeatures &s) const;

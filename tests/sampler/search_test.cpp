@@ -341,6 +341,55 @@ TEST(BeamSearch, InputWrapperRegression) {
     EXPECT_EQ(compare_buffers(reference.run(target), built.run(target)), "") << sf::schedule_source(dag, r.nest);
 }
 
+// Coarse to fine: refining every run costs every child, in the same order, so the search is the
+// one that costs each tiling; refining fewer costs fewer states, each child still legal.
+TEST(BeamSearch, CoarseToFineTilings) {
+    const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::GeneratorConfig(), 4);
+    gen::BuiltPipeline built = gen::build_pipeline(spec);
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+    SearchOptions each = options(8, 1), all_runs = each, few_runs = each;
+    each.tiling_stride = 1;
+    all_runs.tiling_stride = few_runs.tiling_stride = 4;
+    all_runs.refined_runs = 1 << 30;
+    few_runs.refined_runs = 8;
+    const SearchResult a = search(dag, each), b = search(dag, all_runs), c = search(dag, few_runs);
+    EXPECT_EQ(sf::schedule_source(dag, a.nest), sf::schedule_source(dag, b.nest));
+    EXPECT_EQ(a.cost, b.cost);
+    EXPECT_EQ(a.stats.cost_evaluations, b.stats.cost_evaluations);
+    EXPECT_LT(c.stats.cost_evaluations * 2, a.stats.cost_evaluations);
+    expect_pruning_rules(dag, c, few_runs);
+}
+
+// Runs: consecutive tilings of one site, numbered from 0, none longer than tiling_stride.
+TEST(SpaceRules, RunsOfTilingsPerSite) {
+    const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::GeneratorConfig(), 4);
+    gen::BuiltPipeline built = gen::build_pipeline(spec);
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+    SearchOptions o = options(8, 1);
+    o.tiling_stride = 3;
+    const SuccessorGenerator gen(dag, strict_target(), o);
+    sf::LoopNest nest(dag);
+    for (size_t d = 0; d < gen.decisions().size(); d++) {
+        std::vector<uint32_t> runs;
+        const std::vector<sf::LoopNest> children = gen.successors(nest, int(d), &runs);
+        ASSERT_EQ(runs.size(), children.size());
+        ASSERT_FALSE(runs.empty());
+        EXPECT_EQ(runs.front(), 0u);
+        size_t length = 1;
+        for (size_t k = 1; k < runs.size(); k++) {
+            ASSERT_TRUE(runs[k] == runs[k - 1] || runs[k] == runs[k - 1] + 1) << k;
+            length = runs[k] == runs[k - 1] ? length + 1 : 1;
+            EXPECT_LE(length, 3u);
+            if (runs[k] == runs[k - 1]) { // one site: the children differ in this Func's tiling only
+                const sf::FuncSchedule &x = children[k].funcs[size_t(gen.decisions()[d].node)],
+                                       &y = children[k - 1].funcs[size_t(gen.decisions()[d].node)];
+                EXPECT_TRUE(x.compute == y.compute && x.store == y.store) << k;
+            }
+        }
+        nest = children.back();
+    }
+}
+
 TEST(BeamSearch, DropoutSeedsGiveVariedSchedules) {
     const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::load_generator_config(kSmall), 5);
     gen::BuiltPipeline built = gen::build_pipeline(spec);
@@ -848,6 +897,8 @@ const BadOptions kBadOptions[] = {
     {"DropoutOutOfRange", "search:\n  dropout: 1.5\n", "dropout"},
     {"CostResolutionOutOfRange", "search:\n  cost_resolution: 1\n", "cost_resolution must be in [0, 1)"},
     {"NegativeCostTwins", "search:\n  max_cost_twins: -1\n", "max_cost_twins must not be negative"},
+    {"ZeroStride", "search:\n  tiling_stride: 0\n", "tiling_stride must be at least 1"},
+    {"NegativeRefinedRuns", "search:\n  refined_runs: -2\n", "refined_runs must not be negative"},
     {"NotANumber", "pruning:\n  max_recompute: lots\n", "'pruning.max_recompute' must be a number"},
     {"BadTaskWindow", "pruning:\n  min_tasks_per_core: 8\n  max_tasks_per_core: 2\n", "min_tasks_per_core"},
     {"NegativeSerial", "pruning:\n  max_serial_root_points: -5\n", "max_serial_root_points"},
