@@ -157,21 +157,31 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
             const bool all_pruned = legal.empty();
             if (all_pruned) legal = children; // every option is pruned: keep them all
             cost(legal);
-            // Fine: the rest of the runs of the cheapest coarse children, in generation order
-            // (runs whose first child is pruned come last: another of theirs may be legal).
+            // Fine: the rest of the runs of the cheapest coarse children, in generation order.
+            // Runs whose first child the last pass did not permit come after the others, and runs
+            // whose first child is pruned last (another of theirs may be legal).
             if (options.tiling_stride > 1 && options.refined_runs > 0) {
                 std::unordered_set<const State *> is_legal;
                 for (const auto &c : legal) is_legal.insert(c.get());
+                std::vector<int> tier(children.size(), 0);
+                for (size_t j = 0; j < children.size(); j++) {
+                    if (!is_legal.count(children[j].get())) {
+                        tier[j] = 2;
+                    } else if (pass > 0 && !permitted[d].empty() &&
+                               !permitted[d].count(structure_hash(children[j]->nest, pass))) {
+                        tier[j] = 1;
+                    }
+                }
                 std::vector<size_t> order(children.size());
                 std::iota(order.begin(), order.end(), size_t(0));
                 const size_t refined = std::min(order.size(), size_t(options.refined_runs));
-                std::partial_sort(
-                    order.begin(), order.begin() + ptrdiff_t(refined), order.end(), [&](size_t a, size_t b) {
-                        const bool la = is_legal.count(children[a].get()), lb = is_legal.count(children[b].get());
-                        if (la != lb) return la;
-                        if (la && children[a]->cost != children[b]->cost) return children[a]->cost < children[b]->cost;
-                        return a < b;
-                    });
+                std::partial_sort(order.begin(), order.begin() + ptrdiff_t(refined), order.end(),
+                                  [&](size_t a, size_t b) {
+                                      if (tier[a] != tier[b]) return tier[a] < tier[b];
+                                      if (tier[a] < 2 && children[a]->cost != children[b]->cost)
+                                          return children[a]->cost < children[b]->cost;
+                                      return a < b;
+                                  });
                 order.resize(refined);
                 std::sort(order.begin(), order.end());
                 std::vector<std::shared_ptr<State>> siblings;
