@@ -467,12 +467,14 @@ std::set<std::pair<std::string, int>> vectorized_dims(const Halide::Func &out, c
                     const sf::StageTiling &t = child.funcs[n].stages[st];
                     if (t.vector_loop < 0) continue;
                     const std::vector<sf::Loop> &loops = dag.nodes[n].stages[st].loops;
-                    dims.insert({dag.nodes[n].name, loops[size_t(t.vector_loop)].dim});
+                    // Names without Halide's uniquing suffix: other tests in this process may
+                    // have made Funcs of the same names.
+                    dims.insert({sf::stable_name(dag.nodes[n].name), loops[size_t(t.vector_loop)].dim});
                     if (!dense_held || loops[size_t(t.vector_loop)].dim == 0) continue;
                     const sf::Region &b = bounds.production_bounds({int(n), int(st)});
                     for (size_t l = 0; l < loops.size(); l++) {
                         if (loops[l].dim == 0 && loops[l].is_pure && b[l].extent() >= t.vector_width)
-                            dense_held->insert(dag.nodes[n].name);
+                            dense_held->insert(sf::stable_name(dag.nodes[n].name));
                     }
                 }
             }
