@@ -30,7 +30,8 @@ struct State {
     std::vector<sf::StageFeatures> features;
     double cost = 0;
     std::shared_ptr<const State> parent;
-    size_t order = 0; // among the step's children, in generation order (the ranking's tie-break)
+    size_t order = 0;    // among the step's children, in generation order (the ranking's tie-break)
+    bool pruned = false; // by a rule that needs features
 };
 using StatePtr = std::shared_ptr<const State>;
 
@@ -128,6 +129,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
                     }
                     result.stats.stages_featurized += scheduled - reused[i];
                     result.stats.feature_cache_hits += reused[i];
+                    batch[i]->pruned = !ok;
                     if (ok) legal.push_back(batch[i]);
                 }
                 result.stats.states_pruned += int64_t(batch.size() - legal.size());
@@ -142,6 +144,10 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
                 for (size_t i = 0; i < batch.size(); i++) batch[i]->cost = costs[i];
                 result.stats.cost_seconds += seconds_since(t);
                 result.stats.cost_evaluations += int64_t(batch.size());
+            };
+            // Whether the last pass's final beam took this child's structure (or there is none).
+            auto permitted_here = [&](const State &c) {
+                return pass == 0 || permitted[d].empty() || permitted[d].count(structure_hash(c.nest, pass));
             };
             // Coarse: the first child of every run.
             std::vector<std::shared_ptr<State>> children;
@@ -161,14 +167,11 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
             // Runs whose first child the last pass did not permit come after the others, and runs
             // whose first child is pruned last (another of theirs may be legal).
             if (options.tiling_stride > 1 && options.refined_runs > 0) {
-                std::unordered_set<const State *> is_legal;
-                for (const auto &c : legal) is_legal.insert(c.get());
                 std::vector<int> tier(children.size(), 0);
                 for (size_t j = 0; j < children.size(); j++) {
-                    if (!is_legal.count(children[j].get())) {
+                    if (children[j]->pruned && !all_pruned) {
                         tier[j] = 2;
-                    } else if (pass > 0 && !permitted[d].empty() &&
-                               !permitted[d].count(structure_hash(children[j]->nest, pass))) {
+                    } else if (!permitted_here(*children[j])) {
                         tier[j] = 1;
                     }
                 }
@@ -204,8 +207,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
             // Candidates: permitted by the last pass, cheapest first, penalized per better twin.
             std::vector<Child> ranked;
             for (size_t i = 0; i < legal.size(); i++) {
-                if (pass > 0 && !permitted[d].empty() && !permitted[d].count(structure_hash(legal[i]->nest, pass)))
-                    continue;
+                if (!permitted_here(*legal[i])) continue;
                 ranked.push_back({legal[i], legal[i]->cost, i});
             }
             if (ranked.empty()) {

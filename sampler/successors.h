@@ -13,6 +13,8 @@
 // a consumer also outermost around the whole extent (SpaceRules::reductions_outermost).
 // Candidates beyond SearchOptions::max_tilings are thinned deterministically: one per equal run,
 // at golden-ratio offsets (evenly spaced picks aliased with the candidates' periodic order).
+// The kept tilings of a site stay in that order, so that neighbours are alike: the search costs
+// them coarse to fine, in runs of SearchOptions::tiling_stride.
 //
 // What the pruning rules need from features (recompute, inner realization size) is checked by the
 // search after featurizing (pruned()); the structural rules are applied here.
