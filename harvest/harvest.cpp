@@ -192,7 +192,8 @@ public:
             } else if (r.status != ss::JobStatus::Ok || !r.output) {
                 verdict = std::string("under StrictFloat: ") + ss::status_name(r.status) + " " + r.message;
             } else {
-                verdict = ss::compare_buffers(*ref.output, *r.output, tolerance_, abs_tolerance(h.reference_scale));
+                verdict = ss::compare_buffers(*ref.output, *r.output, tolerance_,
+                                              ss::scaled_abs_tolerance(h.reference_scale));
                 if (verdict.empty()) {
                     h.record.status = ds::Status::Ok;
                     h.record.message = "fast-math rounding: " + h.record.message +
@@ -214,10 +215,6 @@ private:
         double reference_scale;
         ss::JobResult result; // without its output
     };
-
-    static double abs_tolerance(double reference_scale) {
-        return std::max(ss::kFloatAbsTol, ss::kFloatRelTol * reference_scale);
-    }
 
     void add(const ds::ScheduleRecord &s) {
         writer_.add_schedule(s);
@@ -259,7 +256,7 @@ private:
         bool hold = false;
         if (s.status == ds::Status::Ok && reference_ && r.output) {
             const std::string diff =
-                ss::compare_buffers(*reference_, *r.output, tolerance_, abs_tolerance(reference_scale_));
+                ss::compare_buffers(*reference_, *r.output, tolerance_, ss::scaled_abs_tolerance(reference_scale_));
             if (!diff.empty()) {
                 s.status = ds::Status::WrongOutput, s.message = "output differs from compute_root's: " + diff;
                 hold = recheck_strict_;

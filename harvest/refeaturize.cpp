@@ -1,9 +1,7 @@
 #include "harvest/refeaturize.h"
 
-#include "apps/app.h"
 #include "common/build_info.h"
 #include "common/errors.h"
-#include "common/yaml_reader.h"
 #include "datasets/operations.h"
 #include "datasets/reader.h"
 #include "datasets/writer.h"
@@ -11,70 +9,16 @@
 #include "featurize/loop_nest_text.h"
 #include "featurize/pipeline_features.h"
 #include "featurize/schedule_features.h"
-#include "generator/build.h"
-#include "generator/config.h"
-#include "generator/synthesize.h"
 #include "harvest/records.h"
-#include "harvest/subject.h"
+#include "harvest/stored.h"
 
 #include <filesystem>
-#include <optional>
-#include <set>
 #include <vector>
 
 namespace schedforge::harvest {
 
-namespace {
-
 namespace ds = datasets;
 namespace sf = featurize;
-
-constexpr const char *kAppPrefix = "app ";
-
-// The generator config a file's pipelines were drawn with: its `generator_config` text (empty
-// for the built-in defaults). None when the file records no such key (schedule-report files of
-// apps need none) or several (a merge of runs with different generators).
-std::optional<gen::GeneratorConfig> recorded_generator(const std::string &config_text, const std::string &path) {
-    std::set<std::string> texts;
-    try {
-        for (const YAML::Node &document : YAML::LoadAll(config_text)) { // a merged file holds one per run
-            if (document.IsMap() && document["generator_config"])
-                texts.insert(document["generator_config"].as<std::string>());
-        }
-    } catch (const YAML::Exception &e) {
-        throw UserError(path + ": its config attribute is not YAML (" + e.what() + ")");
-    }
-    if (texts.size() != 1) return std::nullopt;
-    if (texts.begin()->empty()) return gen::GeneratorConfig();
-    return gen::parse_generator_config(*texts.begin(), path + " (recorded generator config)");
-}
-
-// A pipeline rebuilt as it was when its schedules ran.
-BuiltSubject rebuild(const ds::PipelineRecord &p, const std::optional<gen::GeneratorConfig> &generator,
-                     const std::string &where) {
-    if (p.spec.rfind(kAppPrefix, 0) == 0) {
-        const std::string name = p.spec.substr(std::string(kAppPrefix).size());
-        if (!apps::make_app(name)) throw UserError(where + ": unknown app '" + name + "'");
-        return build_subject(name, {});
-    }
-    if (!generator) throw UserError(where + ": the file records no single generator config to draw it with");
-    if (p.generator_version != gen::kGeneratorVersion) {
-        throw UserError(where + ": drawn by generator version " + std::to_string(p.generator_version) +
-                        ", this build has version " + std::to_string(gen::kGeneratorVersion));
-    }
-    const gen::PipelineSpec spec = gen::synthesize_pipeline(*generator, p.seed);
-    if (spec.to_text() != p.spec) {
-        throw UserError(where + ": seed " + std::to_string(p.seed) + " draws another pipeline in this build");
-    }
-    return build_subject("", spec);
-}
-
-std::vector<std::string> stable_names(std::vector<std::string> names) {
-    for (std::string &n : names) n = sf::stable_name(n);
-    return names;
-}
-
-} // namespace
 
 RefeaturizeReport refeaturize_dataset(const std::string &input, const std::string &out,
                                       const std::function<void(uint64_t, uint64_t)> &progress) {
@@ -107,7 +51,7 @@ RefeaturizeReport refeaturize_dataset(const std::string &input, const std::strin
         for (uint64_t row = 0; row < reader->num_pipelines(); row++) {
             const std::string where = input + ": pipeline row " + std::to_string(row);
             ds::PipelineRecord p = reader->pipeline(row);
-            const BuiltSubject rebuilt = rebuild(p, generator, where);
+            const BuiltSubject rebuilt = stored_subject(p, generator, where).build();
             const sf::FunctionDAG dag = sf::FunctionDAG::build(rebuilt.pipeline);
             ds::PipelineRecord fresh = p;
             fresh.stages.clear(), fresh.features.clear();

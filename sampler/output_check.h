@@ -90,4 +90,10 @@ inline double float_scale(const Halide::Buffer<> &b) {
     return scale;
 }
 
+// The absolute float tolerance for outputs compared with a reference of largest magnitude
+// `reference_scale` (float_scale).
+inline double scaled_abs_tolerance(double reference_scale) {
+    return std::max(kFloatAbsTol, kFloatRelTol * reference_scale);
+}
+
 } // namespace schedforge::sampler

@@ -9,12 +9,18 @@
 //   dataset export FILE --out-dir DIR [--format csv|npy]
 //   dataset refeaturize FILE --out OUT     the same records with this build's features, computed
 //                                          from the stored loop nests (schema version 3 on)
+//   dataset retime FILE --out OUT [--config DATASET.yaml] [--threads N]
+//                                          the stored schedules compiled and timed again on this
+//                                          machine (the config's timing and runner keys), with
+//                                          this build's features: labels for new hardware
 //
 // Exit codes: 0 fine, 1 verify found problems (or a runtime failure), 2 user error.
 #include "datasets/operations.h"
 #include "datasets/reader.h"
 #include "datasets/verify.h"
+#include "harvest/config.h"
 #include "harvest/refeaturize.h"
+#include "harvest/retime.h"
 #include "tools/cli.h"
 #include "tools/progress.h"
 #include "tools/table.h"
@@ -40,6 +46,23 @@ int refeaturize(const std::string &file, const std::string &out) {
     if (bar) bar->finish();
     std::cout << out << ": " << r.pipelines << " pipelines, " << r.schedules << " schedules (" << r.refeaturized
               << " refeaturized from their loop nests, " << r.without_features << " without features as before)\n";
+    return 0;
+}
+
+int retime(const std::string &file, const std::string &out, const std::string &config, int threads) {
+    schedforge::sampler::RunnerOptions runner = config.empty()
+                                                    ? schedforge::harvest::HarvestConfig().runner
+                                                    : schedforge::harvest::load_harvest_config(config).runner;
+    if (threads >= 0) runner.timing.threads = threads;
+    std::unique_ptr<schedforge::tools::ProgressBar> bar;
+    const schedforge::harvest::RetimeReport r =
+        schedforge::harvest::retime_dataset(file, out, runner, [&](uint64_t, uint64_t total) {
+            if (!bar) bar = std::make_unique<schedforge::tools::ProgressBar>("retime", int64_t(total));
+            bar->step();
+        });
+    if (bar) bar->finish();
+    std::cout << out << ": " << r.pipelines << " pipelines, " << r.schedules << " schedules (" << r.timed
+              << " timed again, " << r.ok << " ok; " << r.without_nest << " without a stored schedule, as before)\n";
     return 0;
 }
 
@@ -122,6 +145,8 @@ int main(int argc, char **argv) {
     app.require_subcommand(1);
     std::string file, out, out_dir, format = "csv", fractions = "0.8,0.1,0.1";
     std::vector<std::string> inputs;
+    std::string config;
+    int threads = -1;
     bool force = false;
     auto *info_cmd = app.add_subcommand("info", "Counts, statuses, runtimes, producer and hardware");
     info_cmd->add_option("FILE", file, "Dataset")->required();
@@ -145,10 +170,19 @@ int main(int argc, char **argv) {
         app.add_subcommand("refeaturize", "The same records with this build's features, from the stored loop nests");
     refeaturize_cmd->add_option("FILE", file, "Dataset")->required();
     refeaturize_cmd->add_option("--out", out, "The refeaturized file (must not exist)")->required();
-    const std::set<std::string> commands{"info", "verify", "merge", "compact", "split", "export", "refeaturize"};
+    auto *retime_cmd = app.add_subcommand(
+        "retime", "The stored schedules compiled and timed again on this machine, with this build's features");
+    retime_cmd->add_option("FILE", file, "Dataset")->required();
+    retime_cmd->add_option("--out", out, "The retimed file (must not exist)")->required();
+    retime_cmd->add_option("--config", config, "Dataset config whose timing and runner keys to use (default: defaults)")
+        ->check(CLI::ExistingFile);
+    retime_cmd->add_option("--threads", threads, "Halide runtime threads while timing (0: all cores)")
+        ->check(CLI::NonNegativeNumber);
+    const std::set<std::string> commands{"info",  "verify", "merge",       "compact",
+                                         "split", "export", "refeaturize", "retime"};
     if (argc > 1 && argv[1][0] != '-' && !commands.count(argv[1])) {
         std::cerr << "dataset: unknown command '" << argv[1]
-                  << "' (info, verify, merge, compact, split, export or refeaturize)\n";
+                  << "' (info, verify, merge, compact, split, export, refeaturize or retime)\n";
         return 2;
     }
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
@@ -179,6 +213,7 @@ int main(int argc, char **argv) {
             return 0;
         }
         if (refeaturize_cmd->parsed()) return refeaturize(file, out);
+        if (retime_cmd->parsed()) return retime(file, out, config, threads);
         ds::export_dataset(file, out_dir, format);
         std::cout << "exported " << file << " as " << format << " to " << out_dir << "\n";
         return 0;

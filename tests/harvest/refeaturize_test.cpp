@@ -1,7 +1,7 @@
 // The loop nests datasets store are the schedules they timed: each reads back, for its pipeline
 // drawn again from its seed, as the stored schedule source with the stored features. And
 // `dataset refeaturize` rewrites a file with this build's features from those nests, refusing
-// (exit 2, nothing written) what it cannot read.
+// (exit 2, nothing written) what it cannot read; `dataset retime` times those nests again.
 #include "datasets/reader.h"
 #include "datasets/verify.h"
 #include "featurize/apply.h"
@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <regex>
 
@@ -107,6 +108,22 @@ TEST(CommittedCorpus, IsReadAndItsFeaturesAreThisBuilds) {
     for (uint64_t row = 0; row < 48; row++) expect_nest_gives_the_record(*r, row, cfg, false); // pipelines 0-2
 }
 
+// Every committed corpus, of every machine kind, holds this build's features: a change of the
+// schedule features fails here until each file is refeaturized (corpora/README.md).
+TEST(CommittedCorpus, EveryFileHasThisBuildsFeatures) {
+    int files = 0;
+    for (const auto &entry : fs::recursive_directory_iterator(std::string(SCHEDFORGE_SOURCE_DIR) + "/corpora")) {
+        if (entry.path().extension() != ".h5") continue;
+        files++;
+        const std::string path = entry.path().string();
+        EXPECT_TRUE(ds::verify_dataset(path).ok()) << path;
+        const auto r = ds::DatasetReader::open(path);
+        EXPECT_EQ(r->info().schedule_feature_version, sf::ScheduleFeatures::version()) << path;
+        EXPECT_EQ(r->info().schedule_feature_names, sf::ScheduleFeatures::names()) << path;
+    }
+    EXPECT_GE(files, 11); // corpora/README.md lists them
+}
+
 TEST(Refeaturize, RewritesTheSameRecordsAndRefusesWhatItCannotRead) {
     const fs::path dir = scratch("refeaturize");
     const std::string in = make_dataset(dir), out = (dir / "b.h5").string();
@@ -139,6 +156,53 @@ TEST(Refeaturize, RewritesTheSameRecordsAndRefusesWhatItCannotRead) {
     expect_user_error(run(dataset("refeaturize " + in + " --out " + damaged_out)), "version 7");
     EXPECT_FALSE(fs::exists(damaged_out));
     EXPECT_FALSE(fs::exists(damaged_out + ".partial"));
+}
+
+// The same schedules timed again: every record keeps its schedule and pipeline and gets this
+// run's labels, checked outputs and timing samples; the file names this machine and protocol.
+TEST(Retime, TimesTheStoredSchedulesAgain) {
+    const fs::path dir = scratch("retime");
+    const std::string in = make_dataset(dir), out = (dir / "b.h5").string();
+    const std::string config =
+        write_config(dir, "version: 1\ntiming: {min_samples: 2, max_samples: 3, max_seconds: 0.02, "
+                          "min_sampling_seconds: 0}\n");
+    const Result ok = run(dataset("retime " + in + " --out " + out + " --config " + config + " --threads 1"));
+    ASSERT_EQ(ok.exit_code, 0) << ok.err;
+    EXPECT_NE(ok.out.find("6 timed again, 6 ok"), std::string::npos) << ok.out;
+    EXPECT_TRUE(ds::verify_dataset(out).ok());
+    {
+        const auto a = ds::DatasetReader::open(in), b = ds::DatasetReader::open(out);
+        EXPECT_NE(b->info().timing_protocol.find("max_samples = 3"), std::string::npos) << b->info().timing_protocol;
+        EXPECT_NE(b->info().producer.find("timed again"), std::string::npos) << b->info().producer;
+        EXPECT_EQ(b->info().config, a->info().config); // what draws the pipelines again
+        ASSERT_EQ(b->num_pipelines(), a->num_pipelines());
+        for (uint64_t row = 0; row < a->num_pipelines(); row++) {
+            EXPECT_EQ(b->pipeline(row).spec, a->pipeline(row).spec);
+            EXPECT_GT(b->pipeline(row).reference_runtime, 0);
+        }
+        ASSERT_EQ(b->num_schedules(), a->num_schedules());
+        for (uint64_t row = 0; row < a->num_schedules(); row++) {
+            const ds::ScheduleRecord x = a->schedule(row), y = b->schedule(row);
+            EXPECT_EQ(y.status, ds::Status::Ok) << y.message;
+            EXPECT_EQ(x.nest, y.nest);
+            EXPECT_EQ(x.source, y.source);
+            EXPECT_EQ(x.sample, y.sample);
+            EXPECT_EQ(x.search_seconds, y.search_seconds);
+            EXPECT_EQ(x.features, y.features); // this build, this machine's target: as generated here
+            EXPECT_EQ(y.threads, 1);
+            EXPECT_GE(y.timings.size(), 2u);
+            EXPECT_LE(y.timings.size(), 3u);
+            EXPECT_EQ(y.runtime_min, *std::min_element(y.timings.begin(), y.timings.end()));
+        }
+    }
+    expect_user_error(run(dataset("retime " + in + " --out " + out)), "already exists");
+    expect_user_error(run(dataset("retime " + in + " --out " + (dir / "c.h5").string() + " --config " +
+                                  (dir / "none.yaml").string())),
+                      "none.yaml");
+    const std::string bad = write_config(dir, "version: 1\ntiming: {max_samples: 0}\n");
+    expect_user_error(run(dataset("retime " + in + " --out " + (dir / "c.h5").string() + " --config " + bad)),
+                      "max_samples");
+    EXPECT_FALSE(fs::exists(dir / "c.h5"));
 }
 
 } // namespace

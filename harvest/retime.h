@@ -1,0 +1,35 @@
+// Retiming a dataset: the same pipelines and schedules (the stored loop nests), compiled and timed
+// again by this build on this machine under a given protocol, with this build's features. The
+// quick path to labels for new hardware, since no search runs again (a held-out set labelled on
+// one machine says little about a model's ranking on another), and the way to measure label
+// noise: two retimes of one file.
+#pragma once
+
+#include "sampler/benchmark_runner.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace schedforge::harvest {
+
+struct RetimeReport {
+    uint64_t pipelines = 0, schedules = 0;
+    uint64_t timed = 0;        // schedules compiled and timed again
+    uint64_t ok = 0;           // of those, ok now (output checked against compute_root's)
+    uint64_t without_nest = 0; // schedules with no stored nest (the search failed): kept as they were
+};
+
+// Writes `out` (which must not exist; via out.partial, once every job has run) from `input`:
+// each pipeline's compute_root reference and each stored nest run in the benchmark runner's
+// workers under `runner`. Statuses, runtimes, timing samples and the file's hardware, target
+// and timing protocol are this run's; the rest of each record is the input's. A schedule whose
+// output differs from compute_root's is wrong_output, unless its input record was admitted as
+// fast-math rounding (its output matched under StrictFloat when it was labelled). UserError when
+// the file cannot be read back into schedules (as refeaturize_dataset). `progress(done, total)`
+// is called as each job finishes. Must be called before this process runs JIT code or starts
+// threads (run_jobs()).
+RetimeReport retime_dataset(const std::string &input, const std::string &out, const sampler::RunnerOptions &runner,
+                            const std::function<void(uint64_t, uint64_t)> &progress = {});
+
+} // namespace schedforge::harvest

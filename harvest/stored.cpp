@@ -1,0 +1,57 @@
+#include "harvest/stored.h"
+
+#include "apps/app.h"
+#include "common/errors.h"
+#include "common/yaml_reader.h"
+#include "featurize/function_dag.h"
+#include "generator/synthesize.h"
+
+#include <set>
+
+namespace schedforge::harvest {
+
+namespace {
+constexpr const char *kAppPrefix = "app ";
+}
+
+std::optional<gen::GeneratorConfig> recorded_generator(const std::string &config_text, const std::string &path) {
+    std::set<std::string> texts;
+    try {
+        for (const YAML::Node &document : YAML::LoadAll(config_text)) { // a merged file holds one per run
+            if (document.IsMap() && document["generator_config"])
+                texts.insert(document["generator_config"].as<std::string>());
+        }
+    } catch (const YAML::Exception &e) {
+        throw UserError(path + ": its config attribute is not YAML (" + e.what() + ")");
+    }
+    if (texts.size() != 1) return std::nullopt;
+    if (texts.begin()->empty()) return gen::GeneratorConfig();
+    return gen::parse_generator_config(*texts.begin(), path + " (recorded generator config)");
+}
+
+StoredSubject stored_subject(const datasets::PipelineRecord &p, const std::optional<gen::GeneratorConfig> &generator,
+                             const std::string &where) {
+    StoredSubject s;
+    if (p.spec.rfind(kAppPrefix, 0) == 0) {
+        s.app = p.spec.substr(std::string(kAppPrefix).size());
+        if (!apps::make_app(s.app)) throw UserError(where + ": unknown app '" + s.app + "'");
+        return s;
+    }
+    if (!generator) throw UserError(where + ": the file records no single generator config to draw it with");
+    if (p.generator_version != gen::kGeneratorVersion) {
+        throw UserError(where + ": drawn by generator version " + std::to_string(p.generator_version) +
+                        ", this build has version " + std::to_string(gen::kGeneratorVersion));
+    }
+    s.spec = gen::synthesize_pipeline(*generator, p.seed);
+    if (s.spec.to_text() != p.spec) {
+        throw UserError(where + ": seed " + std::to_string(p.seed) + " draws another pipeline in this build");
+    }
+    return s;
+}
+
+std::vector<std::string> stable_names(std::vector<std::string> names) {
+    for (std::string &n : names) n = featurize::stable_name(n);
+    return names;
+}
+
+} // namespace schedforge::harvest
