@@ -46,11 +46,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Sample job payload: the searched schedule's source, cost and per-stage features.
 std::string schedule_payload(const ss::ScheduledPipeline &scheduled) {
-    SchedulePayload p{scheduled.source, scheduled.nest, scheduled.search.cost, {}, {}};
-    for (const sf::StageFeatures &f : scheduled.search.features) {
-        for (double v : f.features.values()) p.features.push_back(float(v));
-    }
-    return encode(p);
+    return encode({scheduled.source, scheduled.nest, scheduled.search.cost, flattened(scheduled.search.features), {}});
 }
 
 // A deliberate failure after the search, before compiling (robustness tests).

@@ -3,6 +3,7 @@
 #include "common/wire.h"
 #include "featurize/function_dag.h"
 #include "featurize/pipeline_features.h"
+#include "featurize/schedule_features.h"
 
 #include <limits>
 
@@ -60,6 +61,14 @@ bool decode(const std::string &payload, SchedulePayload &p) {
     if (!in.ok()) return false;
     p = std::move(d);
     return true;
+}
+
+std::vector<float> flattened(const std::vector<featurize::StageFeatures> &features) {
+    std::vector<float> out;
+    for (const featurize::StageFeatures &f : features) {
+        for (double v : f.features.values()) out.push_back(float(v));
+    }
+    return out;
 }
 
 ds::Status dataset_status(ss::JobStatus s) {

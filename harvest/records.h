@@ -11,7 +11,8 @@
 
 namespace schedforge::featurize {
 class FunctionDAG;
-}
+struct StageFeatures;
+} // namespace schedforge::featurize
 
 namespace schedforge::harvest {
 
@@ -19,6 +20,9 @@ namespace schedforge::harvest {
 std::string pipeline_payload(const featurize::FunctionDAG &dag);
 // Fills rec.stages and rec.features from a pipeline payload; false (and both empty) if damaged.
 bool read_pipeline_payload(const std::string &payload, datasets::PipelineRecord &rec);
+
+// Per-stage schedule features as datasets store them: the stages' rows, row-major.
+std::vector<float> flattened(const std::vector<featurize::StageFeatures> &features);
 
 // A schedule: its source, its LoopNest as text (featurize/loop_nest_text.h), the search's
 // predicted cost, per-stage schedule features (row-major) and the manual model's term

@@ -6,10 +6,8 @@
 #include "datasets/reader.h"
 #include "datasets/writer.h"
 #include "featurize/function_dag.h"
-#include "featurize/loop_nest_text.h"
 #include "featurize/pipeline_features.h"
 #include "featurize/schedule_features.h"
-#include "harvest/records.h"
 #include "harvest/stored.h"
 
 #include <filesystem>
@@ -53,13 +51,7 @@ RefeaturizeReport refeaturize_dataset(const std::string &input, const std::strin
             ds::PipelineRecord p = reader->pipeline(row);
             const BuiltSubject rebuilt = stored_subject(p, generator, where).build();
             const sf::FunctionDAG dag = sf::FunctionDAG::build(rebuilt.pipeline);
-            ds::PipelineRecord fresh = p;
-            fresh.stages.clear(), fresh.features.clear();
-            if (!read_pipeline_payload(pipeline_payload(dag), fresh)) throw std::logic_error("pipeline payload");
-            if (stable_names(fresh.stages) != stable_names(p.stages)) {
-                throw UserError(where + ": its stages are not those this build finds");
-            }
-            const uint64_t new_row = writer->add_pipeline(fresh);
+            const uint64_t new_row = writer->add_pipeline(with_current_features(p, dag, where));
             report.pipelines++;
             for (uint64_t s : by_pipeline[row]) {
                 ds::ScheduleRecord rec = reader->schedule(s);
@@ -70,16 +62,8 @@ RefeaturizeReport refeaturize_dataset(const std::string &input, const std::strin
                     throw UserError(where + ", schedule row " + std::to_string(s) +
                                     ": features but no stored loop nest to recompute them from");
                 } else {
-                    sf::LoopNest nest;
-                    try {
-                        nest = sf::parse_nest_text(dag, rec.nest);
-                    } catch (const UserError &e) {
-                        throw UserError(where + ", schedule row " + std::to_string(s) + ": " + e.what());
-                    }
-                    rec.features.clear();
-                    for (const sf::StageFeatures &f : sf::compute_schedule_features(dag, nest, target)) {
-                        for (double v : f.features.values()) rec.features.push_back(float(v));
-                    }
+                    rec.features =
+                        stored_nest_features(dag, rec.nest, target, where + ", schedule row " + std::to_string(s));
                     report.refeaturized++;
                 }
                 writer->add_schedule(rec);

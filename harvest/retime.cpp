@@ -6,9 +6,7 @@
 #include "datasets/writer.h"
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
-#include "featurize/host_target.h"
 #include "featurize/loop_nest_text.h"
-#include "featurize/schedule_features.h"
 #include "harvest/harvest.h"
 #include "harvest/records.h"
 #include "harvest/stored.h"
@@ -70,13 +68,7 @@ RetimeReport retime_dataset(const std::string &input, const std::string &out, co
         p.record = reader->pipeline(row);
         const StoredSubject subject = stored_subject(p.record, generator, where);
         const sf::FunctionDAG dag = sf::FunctionDAG::build(subject.build().pipeline);
-        ds::PipelineRecord fresh = p.record;
-        fresh.stages.clear(), fresh.features.clear();
-        if (!read_pipeline_payload(pipeline_payload(dag), fresh)) throw std::logic_error("pipeline payload");
-        if (stable_names(fresh.stages) != stable_names(p.record.stages)) {
-            throw UserError(where + ": its stages are not those this build finds");
-        }
-        p.record = std::move(fresh);
+        p.record = with_current_features(p.record, dag, where);
         report.pipelines++;
 
         ss::BenchmarkJob reference;
@@ -97,16 +89,7 @@ RetimeReport retime_dataset(const std::string &input, const std::string &out, co
                 report.without_nest++;
                 continue;
             }
-            sf::LoopNest nest;
-            try {
-                nest = sf::parse_nest_text(dag, rec.nest);
-            } catch (const UserError &e) {
-                throw UserError(where + ", schedule row " + std::to_string(s) + ": " + e.what());
-            }
-            rec.features.clear();
-            for (const sf::StageFeatures &f : sf::compute_schedule_features(dag, nest, target)) {
-                for (double v : f.features.values()) rec.features.push_back(float(v));
-            }
+            rec.features = stored_nest_features(dag, rec.nest, target, where + ", schedule row " + std::to_string(s));
             ss::BenchmarkJob job;
             job.name = "pipeline row " + std::to_string(row) + " schedule row " + std::to_string(s);
             job.return_output = true;

@@ -4,15 +4,26 @@
 #include "common/errors.h"
 #include "common/yaml_reader.h"
 #include "featurize/function_dag.h"
+#include "featurize/loop_nest_text.h"
+#include "featurize/schedule_features.h"
 #include "generator/synthesize.h"
+#include "harvest/records.h"
 
 #include <set>
 
 namespace schedforge::harvest {
 
 namespace {
+
 constexpr const char *kAppPrefix = "app ";
+
+// Stage names without the suffixes Halide adds to tell Funcs of one name apart (stable_name).
+std::vector<std::string> stable_names(std::vector<std::string> names) {
+    for (std::string &n : names) n = featurize::stable_name(n);
+    return names;
 }
+
+} // namespace
 
 std::optional<gen::GeneratorConfig> recorded_generator(const std::string &config_text, const std::string &path) {
     std::set<std::string> texts;
@@ -49,9 +60,26 @@ StoredSubject stored_subject(const datasets::PipelineRecord &p, const std::optio
     return s;
 }
 
-std::vector<std::string> stable_names(std::vector<std::string> names) {
-    for (std::string &n : names) n = featurize::stable_name(n);
-    return names;
+datasets::PipelineRecord with_current_features(const datasets::PipelineRecord &p, const featurize::FunctionDAG &dag,
+                                               const std::string &where) {
+    datasets::PipelineRecord fresh = p;
+    fresh.stages.clear(), fresh.features.clear();
+    if (!read_pipeline_payload(pipeline_payload(dag), fresh)) throw std::logic_error("pipeline payload");
+    if (stable_names(fresh.stages) != stable_names(p.stages)) {
+        throw UserError(where + ": its stages are not those this build finds");
+    }
+    return fresh;
+}
+
+std::vector<float> stored_nest_features(const featurize::FunctionDAG &dag, const std::string &nest,
+                                        const Halide::Target &target, const std::string &where) {
+    featurize::LoopNest parsed;
+    try {
+        parsed = featurize::parse_nest_text(dag, nest);
+    } catch (const UserError &e) {
+        throw UserError(where + ": " + e.what());
+    }
+    return flattened(featurize::compute_schedule_features(dag, parsed, target));
 }
 
 } // namespace schedforge::harvest

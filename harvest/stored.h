@@ -13,6 +13,13 @@
 #include <string>
 #include <vector>
 
+namespace Halide {
+struct Target;
+}
+namespace schedforge::featurize {
+class FunctionDAG;
+}
+
 namespace schedforge::harvest {
 
 // What to build for one pipeline record: an app (`app` set) or the random pipeline `spec`.
@@ -33,7 +40,14 @@ std::optional<gen::GeneratorConfig> recorded_generator(const std::string &config
 StoredSubject stored_subject(const datasets::PipelineRecord &p, const std::optional<gen::GeneratorConfig> &generator,
                              const std::string &where);
 
-// Stage names without the suffixes Halide adds to tell Funcs of one name apart (stable_name).
-std::vector<std::string> stable_names(std::vector<std::string> names);
+// `p` with this build's stage names and pipeline features, from `dag` (its subject built again).
+// UserError naming `where` when this build finds other stages.
+datasets::PipelineRecord with_current_features(const datasets::PipelineRecord &p, const featurize::FunctionDAG &dag,
+                                               const std::string &where);
+
+// This build's schedule features of stored nest text for `target`, as datasets store them
+// (flattened). UserError naming `where` for a nest this build cannot read.
+std::vector<float> stored_nest_features(const featurize::FunctionDAG &dag, const std::string &nest,
+                                        const Halide::Target &target, const std::string &where);
 
 } // namespace schedforge::harvest
