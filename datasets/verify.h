@@ -25,4 +25,7 @@ struct VerifyReport {
 // UserError when the file cannot be opened as a dataset at all.
 VerifyReport verify_dataset(const std::string &path);
 
+// The timing rounds a file's `timing_protocol` attribute names (1 where it names none).
+int protocol_rounds(const std::string &timing_protocol);
+
 } // namespace schedforge::datasets

@@ -109,6 +109,7 @@ HarvestConfig parse_harvest_config(const std::string &yaml_text, const std::stri
             r.on("max_cpu_wait", [&](const YAML::Node &m, const std::string &mk) { t.max_cpu_wait = number(m, mk); });
             r.on("contended_seconds",
                  [&](const YAML::Node &m, const std::string &mk) { t.contended_seconds = number(m, mk); });
+            r.on("rounds", [&](const YAML::Node &m, const std::string &mk) { t.rounds = int(integer(m, mk)); });
             r.run();
         });
         top.on("faults", [&](const YAML::Node &n, const std::string &k) {
@@ -212,6 +213,7 @@ std::string HarvestConfig::effective_text() const {
     field(e, "threads", t.threads);
     field(e, "max_cpu_wait", t.max_cpu_wait);
     field(e, "contended_seconds", t.contended_seconds);
+    field(e, "rounds", t.rounds);
     e << YAML::EndMap;
     if (!faults.empty()) {
         e << YAML::Key << "faults" << YAML::Value << YAML::BeginSeq;

@@ -163,7 +163,7 @@ public:
         if (held_.empty() || (stop && *stop)) return;
         options.target = Halide::Target(options.target).with_feature(Halide::Target::StrictFloat).to_string();
         options.timing.warmup_runs = 0; // the output is what counts, not the time
-        options.timing.min_samples = options.timing.max_samples = 1;
+        options.timing.min_samples = options.timing.max_samples = options.timing.rounds = 1;
         std::vector<ss::BenchmarkJob> strict;
         std::map<size_t, size_t> strict_index; // the run's job index -> strict's
         for (const Held &h : held_) {
@@ -281,7 +281,7 @@ private:
         rec.spec = p.spec.to_text();
         if (!r.payload.empty()) read_pipeline_payload(r.payload, rec);
         rec.reference_status = dataset_status(r.status);
-        rec.reference_runtime = r.status == ss::JobStatus::Ok ? r.timing.min_seconds : kNaN;
+        rec.reference_runtime = r.status == ss::JobStatus::Ok ? r.timing.label_seconds : kNaN;
         rows_[p.id] = writer_.add_pipeline(rec);
         stats_.pipelines_written++;
     }
@@ -327,8 +327,9 @@ ds::FileInfo run_file_info(const ss::RunnerOptions &runner, const std::string &c
         "\nmax_seconds = " + std::to_string(t.max_seconds) +
         "\nmin_sampling_seconds = " + std::to_string(t.min_sampling_seconds) +
         "\nthreads = " + std::to_string(t.threads) + "\nmax_cpu_wait = " + std::to_string(t.max_cpu_wait) +
-        "\ncontended_seconds = " + std::to_string(t.contended_seconds) +
-        "\nlabel = min\nexclusive_benchmark = " + (runner.exclusive_benchmark ? "true" : "false") + "\n";
+        "\ncontended_seconds = " + std::to_string(t.contended_seconds) + "\nrounds = " + std::to_string(t.rounds) +
+        "\nlabel = " + (t.rounds > 1 ? "median of the rounds' minima" : "min") +
+        "\nexclusive_benchmark = " + (runner.exclusive_benchmark ? "true" : "false") + "\n";
     info.config = config_text;
     info.created = ds::utc_timestamp();
     return info;
@@ -372,6 +373,7 @@ HarvestStats run_harvest(const HarvestConfig &config, const std::string &out_pat
         ss::BenchmarkJob rj;
         rj.name = "pipeline " + std::to_string(i) + " reference";
         rj.return_output = true;
+        rj.group = int64_t(index); // a pipeline's jobs take their timing rounds together
         rj.prepare = [spec]() {
             gen::BuiltPipeline built = gen::build_pipeline(spec);
             ss::PreparedJob job = output_of(spec, built);
@@ -399,6 +401,7 @@ HarvestStats run_harvest(const HarvestConfig &config, const std::string &out_pat
             ss::BenchmarkJob sj;
             sj.name = "pipeline " + std::to_string(i) + " sample " + std::to_string(s);
             sj.return_output = true;
+            sj.group = int64_t(index);
             sj.prepare = [spec, search = info.search, target, fault]() {
                 gen::BuiltPipeline built = gen::build_pipeline(spec);
                 ss::PreparedJob job = output_of(spec, built);

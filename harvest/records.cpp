@@ -93,7 +93,7 @@ void record_times(const ss::JobResult &r, ds::ScheduleRecord &s) {
     s.threads = r.timing.threads;
     s.timings = r.timing.samples;
     const bool ok = s.status == ds::Status::Ok;
-    s.runtime_min = ok ? r.timing.min_seconds : kNaN;
+    s.runtime_min = ok ? r.timing.label_seconds : kNaN;
     s.runtime_median = ok ? r.timing.median_seconds : kNaN;
 }
 

@@ -74,6 +74,7 @@ RetimeReport retime_dataset(const std::string &input, const std::string &out, co
         ss::BenchmarkJob reference;
         reference.name = "pipeline row " + std::to_string(row) + " reference";
         reference.return_output = true;
+        reference.group = int64_t(row); // a pipeline's jobs take their timing rounds together
         reference.prepare = [subject]() {
             BuiltSubject b = subject.build();
             b.schedule_compute_root();
@@ -93,6 +94,7 @@ RetimeReport retime_dataset(const std::string &input, const std::string &out, co
             ss::BenchmarkJob job;
             job.name = "pipeline row " + std::to_string(row) + " schedule row " + std::to_string(s);
             job.return_output = true;
+            job.group = int64_t(row);
             job.prepare = [subject, text = rec.nest]() {
                 BuiltSubject b = subject.build();
                 const sf::FunctionDAG d = sf::FunctionDAG::build(b.pipeline);
@@ -136,7 +138,7 @@ RetimeReport retime_dataset(const std::string &input, const std::string &out, co
             p.reference_done = true;
             p.record.reference_status = dataset_status(r.status);
             p.record.reference_runtime =
-                r.status == ss::JobStatus::Ok ? r.timing.min_seconds : std::numeric_limits<double>::quiet_NaN();
+                r.status == ss::JobStatus::Ok ? r.timing.label_seconds : std::numeric_limits<double>::quiet_NaN();
             if (r.status == ss::JobStatus::Ok && r.output) {
                 p.reference = std::move(r.output);
                 p.reference_scale = ss::float_scale(*p.reference);

@@ -196,7 +196,7 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
     };
     const ss::JobResult ref = ss::run_jobs({reference}, config.runner).at(0);
     Report report;
-    report.reference_runtime = ref.status == ss::JobStatus::Ok ? ref.timing.min_seconds : kNaN;
+    report.reference_runtime = ref.status == ss::JobStatus::Ok ? ref.timing.label_seconds : kNaN;
     ds::PipelineRecord pipeline;
     if (!config.app.empty()) {
         pipeline.spec = "app " + config.app;
@@ -289,7 +289,7 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
         Member &m = plan[j].member;
         m.status = r.status;
         m.message = r.message;
-        m.measured = r.status == ss::JobStatus::Ok ? r.timing.min_seconds : kNaN;
+        m.measured = r.status == ss::JobStatus::Ok ? r.timing.label_seconds : kNaN;
         if (SchedulePayload p; !r.payload.empty() && decode(r.payload, p)) {
             m.predicted = p.cost;
             m.source = std::move(p.source);

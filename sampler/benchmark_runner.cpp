@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 namespace schedforge::sampler {
@@ -53,6 +54,7 @@ void validate(const RunnerOptions &o) {
     if (o.timing.threads < 0) fail("timing.threads must not be negative");
     if (!(o.timing.max_cpu_wait >= 0)) fail("timing.max_cpu_wait must not be negative");
     if (!(o.timing.contended_seconds >= 0)) fail("timing.contended_seconds must not be negative");
+    if (o.timing.rounds < 1) fail("timing.rounds must be at least 1");
     if (!Halide::Target::validate_target_string(o.target)) fail("unknown Halide target '" + o.target + "'");
 }
 
@@ -65,8 +67,9 @@ using Clock = std::chrono::steady_clock;
 
 // ---- the wire format between worker and parent ------------------------------------------------
 // Each message is a tag byte, a 64-bit payload length, and the payload. Tags:
-//   'P' the job's payload, 'C' compiled (payload: prepare seconds, compile seconds), 'R' result,
-//   'E' failure (status byte + message).
+//   'P' the job's payload, 'C' compiled (payload: prepare seconds, compile seconds), 'S' a round
+//   of timing done (more to come; empty), 'R' result, 'E' failure (status byte + message). The
+//   parent sends one go byte per round.
 
 bool write_all(int fd, const char *data, size_t n) {
     while (n > 0) {
@@ -155,16 +158,23 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
         c.put<double>(std::chrono::duration<double>(t0 - start).count());
         c.put<double>(std::chrono::duration<double>(Clock::now() - t0).count());
         send(result_fd, 'C', c.bytes());
-        char go = 0;
-        while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {
-        }
-        const auto timing_start = Clock::now();
-        TimingProtocol protocol = options.timing;
-        // Retakes never take the protocol into its timeout.
+        const int rounds = std::max(options.timing.rounds, 1);
+        TimingProtocol protocol = rounds > 1 ? round_protocol(options.timing) : options.timing;
+        // Retakes never take a round into its timeout.
         protocol.contended_seconds = std::min(protocol.contended_seconds, 0.5 * options.run_timeout_seconds);
-        TimingResult timing =
-            time_runs(protocol, threads, [&]() { prepared.pipeline.realize(prepared.output, target); });
-        const double benchmark_seconds = std::chrono::duration<double>(Clock::now() - timing_start).count();
+        std::vector<TimingResult> taken;
+        double benchmark_seconds = 0;
+        for (int k = 0; k < rounds; k++) {
+            char go = 0;
+            while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {
+            }
+            const auto round_start = Clock::now();
+            taken.push_back(
+                time_runs(protocol, threads, [&]() { prepared.pipeline.realize(prepared.output, target); }));
+            benchmark_seconds += std::chrono::duration<double>(Clock::now() - round_start).count();
+            if (k + 1 < rounds) send(result_fd, 'S', "");
+        }
+        const TimingResult timing = merge_rounds(taken);
         ByteWriter r;
         std::string difference;
         if (job.reference) difference = compare_buffers(*job.reference, prepared.output, options.integer_tolerance);
@@ -176,6 +186,7 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
         r.put<int32_t>(timing.retaken);
         r.put<uint8_t>(timing.contended ? 1 : 0);
         r.put<double>(timing.cpu_wait);
+        r.put_vector(timing.round_sizes);
         r.put<uint8_t>(job.return_output ? 1 : 0);
         if (job.return_output) put_buffer(r, prepared.output);
         send(result_fd, 'R', r.bytes());
@@ -203,6 +214,7 @@ struct Worker {
     pid_t pid = -1;
     int result_fd = -1, go_fd = -1;
     Phase phase = Phase::Compiling;
+    int rounds_done = 0; // rounds of timing taken
     Clock::time_point deadline;
     std::string inbox; // bytes received, not yet parsed
     bool finished = false;
@@ -224,6 +236,16 @@ public:
             results_[i].message = "not started: stopped";
         }
         max_compiling_ = options.parallel_compiles > 0 ? options.parallel_compiles : host_threads();
+        group_start_.resize(jobs.size());
+        group_end_.resize(jobs.size());
+        for (size_t i = 0; i < jobs.size(); i++) {
+            const bool joins = i > 0 && jobs[i].group >= 0 && jobs[i].group == jobs[i - 1].group;
+            group_start_[i] = joins ? group_start_[i - 1] : i;
+        }
+        for (size_t i = jobs.size(); i-- > 0;) {
+            const bool joins = i + 1 < jobs.size() && group_start_[i + 1] == group_start_[i];
+            group_end_[i] = joins ? group_end_[i + 1] : i + 1;
+        }
     }
 
     std::vector<JobResult> run() {
@@ -243,10 +265,22 @@ private:
 
     bool stopping() const { return stop_ && stop_->load(); }
 
+    // A job is timed once every job of its group has been launched and none of them compiles, so
+    // that the group's rounds interleave.
+    bool ready(const Worker &w) const {
+        if (w.phase != Phase::WaitingToRun || (group_end_[w.job] > next_job_ && !stopping())) return false;
+        return std::none_of(workers_.begin(), workers_.end(), [&](const Worker &o) {
+            return o.phase == Phase::Compiling && group_start_[o.job] == group_start_[w.job];
+        });
+    }
+
     void launch_what_fits() {
         if (stopping()) return;
-        // While a job waits to be timed under the exclusive policy, start no new compile.
-        if (options_.exclusive_benchmark && (count(Phase::WaitingToRun) > 0 || count(Phase::Running) > 0)) return;
+        // While a job is ready to be timed under the exclusive policy, start no new compile.
+        if (options_.exclusive_benchmark &&
+            (count(Phase::Running) > 0 ||
+             std::any_of(workers_.begin(), workers_.end(), [&](const Worker &w) { return ready(w); })))
+            return;
         while (next_job_ < jobs_.size() && count(Phase::Compiling) < max_compiling_) launch(next_job_++);
     }
 
@@ -280,19 +314,23 @@ private:
     void grant_benchmark() {
         if (count(Phase::Running) > 0) return;
         if (options_.exclusive_benchmark && count(Phase::Compiling) > 0) return;
+        // The earliest group first; within it, round by round in job order.
+        Worker *next = nullptr;
+        auto key = [&](const Worker &w) { return std::make_tuple(group_start_[w.job], w.rounds_done, w.job); };
         for (Worker &w : workers_) {
-            if (w.phase != Phase::WaitingToRun) continue;
-            const char go = 'G';
-            write_all(w.go_fd, &go, 1);
-            w.phase = Phase::Running;
-            w.deadline = Clock::now() + seconds(options_.run_timeout_seconds);
-            return;
+            if (ready(w) && (!next || key(w) < key(*next))) next = &w;
         }
+        if (!next) return;
+        const char go = 'G';
+        write_all(next->go_fd, &go, 1);
+        next->phase = Phase::Running;
+        next->deadline = Clock::now() + seconds(options_.run_timeout_seconds);
     }
 
     void wait_for_events() {
         if (workers_.empty()) return;
-        auto soonest = workers_.front().deadline;
+        // Workers waiting for their turn have no deadline (their compile's has passed long ago).
+        auto soonest = Clock::now() + std::chrono::seconds(1);
         for (const Worker &w : workers_) {
             if (w.phase != Phase::WaitingToRun) soonest = std::min(soonest, w.deadline);
         }
@@ -337,6 +375,9 @@ private:
                 res.prepare_seconds = r.get<double>();
                 res.compile_seconds = r.get<double>();
                 w.phase = Phase::WaitingToRun;
+            } else if (tag == 'S') {
+                w.rounds_done++;
+                w.phase = Phase::WaitingToRun;
             } else if (tag == 'E') {
                 const auto status = JobStatus(r.get<uint8_t>());
                 finish(w, status, r.get_string());
@@ -350,6 +391,7 @@ private:
                 res.timing.retaken = r.get<int32_t>();
                 res.timing.contended = r.get<uint8_t>() != 0;
                 res.timing.cpu_wait = r.get<double>();
+                res.timing.round_sizes = r.get_vector<int>();
                 summarize(&res.timing);
                 if (r.get<uint8_t>()) res.output = get_buffer(r);
                 std::string note = message;
@@ -409,6 +451,8 @@ private:
     std::vector<Worker> workers_;
     size_t next_job_ = 0;
     int max_compiling_ = 1;
+    // Each job's group as the half-open range of job indices it spans (a job alone: itself).
+    std::vector<size_t> group_start_, group_end_;
 };
 
 } // namespace

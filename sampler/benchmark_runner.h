@@ -4,9 +4,10 @@
 // process forked from the (single-threaded) caller. The child builds and schedules the pipeline
 // (BenchmarkJob::prepare), JIT-compiles it, then waits for the parent's go-ahead before timing
 // it, so that the parent can run compiles in parallel but benchmarks one at a time with nothing
-// compiling beside them. The parent enforces compile and run timeouts (SIGKILL) and reads a
-// crash from the child's wait status; a memory limit (RLIMIT_AS) turns a blow-up into an
-// out-of-memory failure. A failed job is reported with its reason and the next job runs.
+// compiling beside them. With timing rounds, the workers of a group of jobs (a pipeline's
+// schedules) wait together and take turns: one round each, then the next round (timing.h). The parent enforces compile
+// and run timeouts (SIGKILL) and reads a crash from the child's wait status; a memory limit (RLIMIT_AS) turns a blow-up
+// into an out-of-memory failure. A failed job is reported with its reason and the next job runs.
 //
 // Constraint: the calling process must not have run JIT-compiled Halide code or started
 // threads before run_jobs(): fork() copies only the calling thread, so a thread pool (Halide's
@@ -56,6 +57,9 @@ struct BenchmarkJob {
     std::optional<Halide::Buffer<>> reference;
     // Send the output back (e.g. to serve as another job's reference).
     bool return_output = false;
+    // Consecutive jobs with the same group (>= 0) are timed together: all compiled first, then
+    // their timing rounds (TimingProtocol::rounds) interleaved, round by round (-1: alone).
+    int64_t group = -1;
 };
 
 struct JobResult {

@@ -15,16 +15,65 @@
 
 namespace schedforge::sampler {
 
+namespace {
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+} // namespace
+
 void summarize(TimingResult *r) {
     if (r->samples.empty()) {
-        r->min_seconds = r->median_seconds = 0;
+        r->min_seconds = r->median_seconds = r->label_seconds = 0;
         return;
     }
-    std::vector<double> sorted = r->samples;
-    std::sort(sorted.begin(), sorted.end());
-    r->min_seconds = sorted.front();
-    const size_t n = sorted.size();
-    r->median_seconds = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    r->min_seconds = *std::min_element(r->samples.begin(), r->samples.end());
+    r->median_seconds = median(r->samples);
+    r->label_seconds = r->min_seconds;
+    if (r->round_sizes.size() < 2) return;
+    std::vector<double> minima;
+    size_t begin = 0;
+    for (const int n : r->round_sizes) {
+        const size_t end = std::min(r->samples.size(), begin + size_t(std::max(n, 0)));
+        if (end > begin)
+            minima.push_back(*std::min_element(r->samples.begin() + long(begin), r->samples.begin() + long(end)));
+        begin = end;
+    }
+    if (!minima.empty()) r->label_seconds = median(minima);
+}
+
+TimingProtocol round_protocol(const TimingProtocol &p) {
+    TimingProtocol r = p;
+    const int k = std::max(p.rounds, 1);
+    r.rounds = 1;
+    r.min_samples = std::max(1, (p.min_samples + k - 1) / k);
+    r.max_samples = std::max(r.min_samples, (p.max_samples + k - 1) / k);
+    r.max_seconds = p.max_seconds / k;
+    r.min_sampling_seconds = p.min_sampling_seconds / k;
+    r.contended_seconds = p.contended_seconds / k;
+    return r;
+}
+
+TimingResult merge_rounds(const std::vector<TimingResult> &rounds) {
+    TimingResult m;
+    int contended = 0;
+    std::vector<double> waits;
+    for (const TimingResult &r : rounds) {
+        m.samples.insert(m.samples.end(), r.samples.begin(), r.samples.end());
+        m.round_sizes.push_back(int(r.samples.size()));
+        m.retaken += r.retaken;
+        m.threads = r.threads;
+        contended += r.contended ? 1 : 0;
+        waits.push_back(r.cpu_wait);
+    }
+    if (rounds.size() == 1) m.round_sizes.clear();
+    m.contended = !rounds.empty() && 2 * contended >= int(rounds.size());
+    m.cpu_wait = waits.empty() ? 0 : median(waits);
+    summarize(&m);
+    return m;
 }
 
 namespace {

@@ -106,6 +106,10 @@ int main(int argc, char **argv) {
     app.add_option("--target", runner.target, "Halide target for compiling and timing");
     app.add_option("--threads", runner.timing.threads, "Halide runtime threads (0: all cores)")
         ->check(CLI::NonNegativeNumber);
+    app.add_option("--rounds", runner.timing.rounds,
+                   "Timing rounds: an app's schedules take turns, round by round (the label is then the median of "
+                   "the rounds' minima; 1: one window each)")
+        ->check(CLI::PositiveNumber);
     app.add_option("--compile-timeout", runner.compile_timeout_seconds, "Seconds per compile (incl. scheduling)");
     app.add_option("--run-timeout", runner.run_timeout_seconds, "Seconds per benchmark");
 
@@ -241,6 +245,7 @@ int main(int argc, char **argv) {
                 job_of[p * schedulers.size() + s] = jobs.size();
                 jobs.push_back(job_for(p, schedulers[s]));
                 jobs.back().reference = references[p].output;
+                jobs.back().group = int64_t(p); // one subject's schedules take their timing rounds together
             }
         }
         int failures = 0;
@@ -266,7 +271,7 @@ int main(int argc, char **argv) {
         for (const std::string &s : schedulers) header.push_back(s + " x");
         schedforge::tools::Table table(header);
         std::string csv =
-            "pipeline,id,scheduler,status,message,schedule_s,compile_s,min_s,median_s,samples,threads,speedup\n";
+            "pipeline,id,scheduler,status,message,schedule_s,compile_s,label_s,median_s,samples,threads,speedup\n";
         std::string plot_data = "# pipeline";
         for (const std::string &s : schedulers) plot_data += " " + s;
         plot_data += "\n";
@@ -281,17 +286,17 @@ int main(int argc, char **argv) {
                 const ss::JobResult &r = results[p * schedulers.size() + s];
                 const bool ok = r.status == ss::JobStatus::Ok;
                 double speedup = 0;
-                if (ok && b.status == ss::JobStatus::Ok && r.timing.min_seconds > 0) {
-                    speedup = b.timing.min_seconds / r.timing.min_seconds;
+                if (ok && b.status == ss::JobStatus::Ok && r.timing.label_seconds > 0) {
+                    speedup = b.timing.label_seconds / r.timing.label_seconds;
                     log_sum[s] += std::log(speedup);
                     log_count[s]++;
                 }
-                row.push_back(ok ? format("%.3f", 1e3 * r.timing.min_seconds) : ss::status_name(r.status));
+                row.push_back(ok ? format("%.3f", 1e3 * r.timing.label_seconds) : ss::status_name(r.status));
                 speed_cells.push_back(speedup > 0 ? format("%.2f", speedup) : "-");
                 plot_row += " " + (speedup > 0 ? format("%.4f", speedup) : std::string("NaN"));
                 csv += name + "," + subjects[p].id + "," + schedulers[s] + "," + ss::status_name(r.status) + "," +
                        csv_quote(r.message) + "," + format("%.6f", r.prepare_seconds) + "," +
-                       format("%.6f", r.compile_seconds) + "," + format("%.9f", r.timing.min_seconds) + "," +
+                       format("%.6f", r.compile_seconds) + "," + format("%.9f", r.timing.label_seconds) + "," +
                        format("%.9f", r.timing.median_seconds) + "," + std::to_string(r.timing.samples.size()) + "," +
                        std::to_string(r.timing.threads) + "," +
                        (speedup > 0 ? format("%.6f", speedup) : std::string("")) + "\n";

@@ -179,6 +179,32 @@ TEST(Dataset, VerifyFindsBrokenOffsetsAndValues) {
     EXPECT_NE(all.find("appears twice"), std::string::npos) << all;
 }
 
+// With timing rounds the label is the median of the rounds' minima (boundaries not stored): a
+// label among the samples passes, one outside them does not.
+TEST(Dataset, VerifyChecksARoundsLabelLiesAmongItsSamples) {
+    const fs::path dir = scratch("dataset_rounds");
+    fs::create_directories(dir);
+    const std::string path = (dir / "r.h5").string();
+    ds::FileInfo info = test_file_info();
+    info.timing_protocol = "min_samples = 5\nrounds = 3\nlabel = median of the rounds' minima\n";
+    EXPECT_EQ(ds::protocol_rounds(info.timing_protocol), 3);
+    EXPECT_EQ(ds::protocol_rounds(test_file_info().timing_protocol), 1);
+    auto w = ds::DatasetWriter::create(path, info);
+    w->add_pipeline(test_pipeline(1, 2));
+    ds::ScheduleRecord median_label = test_schedule(0, 0, 2);
+    median_label.runtime_min = median_label.timings[2]; // not the fastest, but a sample's
+    w->add_schedule(median_label);
+    ds::ScheduleRecord outside = test_schedule(0, 1, 2);
+    outside.runtime_min = 1.0;
+    w->add_schedule(outside);
+    w->close();
+    const ds::VerifyReport report = ds::verify_dataset(path);
+    ASSERT_EQ(report.problems.size(), 1u);
+    EXPECT_NE(report.problems[0].find("schedules row 1: runtime_min lies outside its timing samples"),
+              std::string::npos)
+        << report.problems[0];
+}
+
 TEST(Dataset, MergeKeepsEveryRecordOnceAndRefusesOtherHardware) {
     const fs::path dir = scratch("dataset_merge");
     const std::string a = write_sample_file(dir, "a.h5", 10);

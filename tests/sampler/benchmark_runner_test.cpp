@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdio>
 #include <unistd.h>
 
 namespace schedforge::sampler {
@@ -246,6 +247,67 @@ TEST(BenchmarkRunner, StopCancelsJobsNotYetStarted) {
     EXPECT_EQ(r[0].status, JobStatus::Ok);
     EXPECT_EQ(r[1].status, JobStatus::Ok);
     for (size_t i = 2; i < r.size(); i++) EXPECT_EQ(r[i].status, JobStatus::Cancelled) << i;
+}
+
+// Each run of a logged job appends its id to this file (the workers are forked from this
+// process, so they see the path).
+char run_log[256];
+
+extern "C" int schedforge_test_log_run(int id) {
+    if (FILE *f = std::fopen(run_log, "a")) {
+        std::fprintf(f, "%d\n", id);
+        std::fclose(f);
+    }
+    return id;
+}
+
+BenchmarkJob logged_job(int id) {
+    return make_job("logged" + std::to_string(id), [id]() {
+        Func f("f");
+        f() = Internal::Call::make(Int(32), "schedforge_test_log_run", {Expr(id)}, Internal::Call::Extern);
+        Pipeline p(f);
+        p.set_jit_externs({{"schedforge_test_log_run", JITExtern(schedforge_test_log_run)}});
+        return PreparedJob{p, Buffer<int>::make_scalar()};
+    });
+}
+
+// The job ids of the log's runs, with repeats of one id collapsed: the order of the turns.
+std::vector<int> turns() {
+    std::vector<int> order;
+    FILE *f = std::fopen(run_log, "r");
+    for (int id; f && std::fscanf(f, "%d", &id) == 1;) {
+        if (order.empty() || order.back() != id) order.push_back(id);
+    }
+    if (f) std::fclose(f);
+    return order;
+}
+
+// A group's jobs all compile, then take their timing rounds in turn; a job alone takes its own
+// rounds one after another; a failing member leaves the others their rounds.
+TEST(BenchmarkRunner, AGroupTakesItsTimingRoundsInTurn) {
+    std::snprintf(run_log, sizeof(run_log), "%s/schedforge_runs_%d.log", ::testing::TempDir().c_str(), int(getpid()));
+    std::remove(run_log);
+    std::vector<BenchmarkJob> jobs;
+    for (int id = 0; id < 3; id++) jobs.push_back(logged_job(id));
+    jobs.push_back(make_job("fails", []() -> PreparedJob { throw std::runtime_error("no such schedule"); }));
+    for (BenchmarkJob &j : jobs) j.group = 7;
+    jobs.push_back(logged_job(4)); // alone
+    RunnerOptions o = fast_options();
+    o.parallel_compiles = 2;
+    o.timing.rounds = 3;
+    o.timing.min_samples = o.timing.max_samples = 6; // two per round
+    o.timing.min_sampling_seconds = 0;
+    o.timing.warmup_runs = 0;
+    const std::vector<JobResult> r = run_jobs(jobs, o);
+    for (int i : {0, 1, 2, 4}) {
+        ASSERT_EQ(r[size_t(i)].status, JobStatus::Ok) << r[size_t(i)].message;
+        EXPECT_EQ(r[size_t(i)].timing.round_sizes.size(), 3u) << i;
+        EXPECT_EQ(r[size_t(i)].timing.samples.size(), 6u) << i;
+        EXPECT_GE(r[size_t(i)].timing.label_seconds, r[size_t(i)].timing.min_seconds);
+    }
+    EXPECT_EQ(r[3].status, JobStatus::CompileError);
+    EXPECT_EQ(turns(), (std::vector<int>{0, 1, 2, 0, 1, 2, 0, 1, 2, 4}));
+    std::remove(run_log);
 }
 
 } // namespace

@@ -218,5 +218,53 @@ TEST(Timing, StableRunsStillSampleForTheMinimumWindow) {
     EXPECT_GE(sampled, 0.15); // the window less the loop's own bookkeeping
 }
 
+// With rounds, the label is the median of the rounds' minima: a spell that made one round fast
+// (or slow) does not move it; with one round it is the minimum.
+TEST(Timing, TheLabelOfRoundsIsTheMedianOfTheirMinima) {
+    TimingResult r;
+    r.samples = {5, 1.5, 3, 2, 9, 4, 4.5};
+    summarize(&r);
+    EXPECT_EQ(r.label_seconds, 1.5);
+    EXPECT_EQ(r.min_seconds, 1.5);
+    r.round_sizes = {3, 2, 2}; // minima 1.5, 2 and 4
+    summarize(&r);
+    EXPECT_EQ(r.label_seconds, 2);
+    EXPECT_EQ(r.min_seconds, 1.5);
+    EXPECT_EQ(r.median_seconds, 4);
+
+    TimingResult a, b, c;
+    a.samples = {3, 2};
+    b.samples = {1};
+    c.samples = {6, 5, 7};
+    a.contended = b.contended = true;
+    a.retaken = 2;
+    c.retaken = 1;
+    const TimingResult m = merge_rounds({a, b, c});
+    EXPECT_EQ(m.samples, (std::vector<double>{3, 2, 1, 6, 5, 7}));
+    EXPECT_EQ(m.round_sizes, (std::vector<int>{2, 1, 3}));
+    EXPECT_EQ(m.label_seconds, 2);
+    EXPECT_EQ(m.retaken, 3);
+    EXPECT_TRUE(m.contended); // two of the three rounds' labels
+    EXPECT_EQ(merge_rounds({c}).label_seconds, 5);
+    EXPECT_TRUE(merge_rounds({c}).round_sizes.empty());
+}
+
+TEST(Timing, ARoundTakesItsShareOfTheSamplesAndSeconds) {
+    TimingProtocol p;
+    p.min_samples = 5;
+    p.max_samples = 50;
+    p.max_seconds = 0.5;
+    p.min_sampling_seconds = 0.05;
+    p.rounds = 5;
+    const TimingProtocol r = round_protocol(p);
+    EXPECT_EQ(r.rounds, 1);
+    EXPECT_EQ(r.min_samples, 1);
+    EXPECT_EQ(r.max_samples, 10);
+    EXPECT_DOUBLE_EQ(r.max_seconds, 0.1);
+    EXPECT_DOUBLE_EQ(r.min_sampling_seconds, 0.01);
+    EXPECT_EQ(r.warmup_runs, p.warmup_runs); // each round starts cold
+    EXPECT_EQ(r.accuracy, p.accuracy);
+}
+
 } // namespace
 } // namespace schedforge::sampler
