@@ -317,11 +317,12 @@ int main(int argc, char **argv) {
         const std::string data_path = out_dir + "/comparison.dat";
         schedforge::tools::write_file_atomic(data_path, plot_data);
         const bool plotted = plot(data_path, out_dir + "/comparison.png", schedulers, baseline);
-        std::printf(
-            "%zu schedules of %zu apps and pipelines, %d failed (reasons in comparison.csv); speedups are %s min "
-            "runtime / scheduler min runtime\nwrote %s/comparison.csv%s, fingerprint.txt, workers.log\n",
-            results.size(), subjects.size(), failures, baseline.c_str(), out_dir.c_str(),
-            plotted ? ", comparison.png" : " (no PNG: gnuplot failed or is missing)");
+        std::printf("%zu schedules of %zu apps and pipelines, %d failed (reasons in comparison.csv); speedups are %s "
+                    "runtime / scheduler runtime (%s)\nwrote %s/comparison.csv%s, fingerprint.txt, workers.log\n",
+                    results.size(), subjects.size(), failures, baseline.c_str(),
+                    runner.timing.rounds > 1 ? "each the median of its timing rounds' minima"
+                                             : "each the min of its samples",
+                    out_dir.c_str(), plotted ? ", comparison.png" : " (no PNG: gnuplot failed or is missing)");
         return 0;
     });
 }

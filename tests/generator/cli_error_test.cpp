@@ -82,7 +82,8 @@ TEST(CompareSchedulersErrors, UnknownSchedulerOrBaseline) {
              {"--target not-a-target", "--target 'not-a-target' is not a Halide target"},
              {"--apps blur9x9", "unknown app 'blur9x9'"},
              {"--pipelines 0", "nothing to compare"},
-             {"--pipelines -1", "--pipelines"}}) {
+             {"--pipelines -1", "--pipelines"},
+             {"--rounds 0", "--rounds"}}) {
         const Result r = run(compare_schedulers(args + " --out " + out.string()));
         EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
         EXPECT_EQ(count_lines(r.err), 1) << r.err;
