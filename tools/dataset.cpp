@@ -92,9 +92,9 @@ int info(const std::string &path) {
     }
     status.print(std::cout);
     if (s.by_status[0]) {
-        std::cout << "runtimes (ok schedules, min of the timing samples): fastest " << milliseconds(s.runtime_min)
-                  << ", median " << milliseconds(s.runtime_median) << ", slowest " << milliseconds(s.runtime_max)
-                  << "\n";
+        std::cout << "runtimes (ok schedules, their labels: timing_protocol says which): fastest "
+                  << milliseconds(s.runtime_min) << ", median " << milliseconds(s.runtime_median) << ", slowest "
+                  << milliseconds(s.runtime_max) << "\n";
     }
     if (s.pipelines_compared) {
         std::cout << "over " << s.pipelines_compared << " pipelines (geomean): beam search "
