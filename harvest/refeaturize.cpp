@@ -1,6 +1,5 @@
 #include "harvest/refeaturize.h"
 
-#include "common/build_info.h"
 #include "common/errors.h"
 #include "datasets/operations.h"
 #include "datasets/reader.h"
@@ -34,9 +33,9 @@ RefeaturizeReport refeaturize_dataset(const std::string &input, const std::strin
     info.pipeline_feature_names = sf::PipelineFeatures::names();
     info.schedule_feature_version = sf::ScheduleFeatures::version();
     info.schedule_feature_names = sf::ScheduleFeatures::names();
-    // The producer measured; the features are this build's.
-    info.producer += " (features recomputed by " + common::producer() + " " + common::producer_commit() + ", " +
-                     ds::utc_timestamp() + ")";
+    // The producer measured; the features are this build's (an earlier recompute's note is
+    // replaced, so that a file refeaturized again and again names only the latest).
+    info.producer = without_recompute_notes(info.producer) + recompute_note();
 
     // Schedules by pipeline row, in file order.
     const std::vector<ds::ScheduleRecord> summaries = reader->schedule_summaries();

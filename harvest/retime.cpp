@@ -13,7 +13,9 @@
 #include "sampler/output_check.h"
 
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 namespace schedforge::harvest {
@@ -28,20 +30,62 @@ constexpr const char *kFastMathNote = "fast-math rounding";
 
 struct Pipeline {
     ds::PipelineRecord record;
-    std::vector<size_t> schedules; // into the records, in file order
-    size_t untimed = 0;            // schedule jobs not finished yet
+    std::vector<size_t> schedules; // into the records: those this run writes, in file order
+    std::optional<uint64_t> row;   // its row in the output, once there
+    size_t pending = 0;            // its jobs (reference included) not finished yet
+    bool cancelled = false;        // a job of it was (stop): left for --resume
     bool reference_done = false;
     std::optional<Halide::Buffer<>> reference;
     double reference_scale = 0;
     std::vector<std::pair<size_t, ss::JobResult>> waiting; // schedules done before their reference
 };
 
+// What a stopped or killed run left in the partial file (for --resume).
+struct Existing {
+    std::map<uint64_t, uint64_t> rows;               // pipeline id -> row
+    std::set<std::pair<uint64_t, uint32_t>> samples; // (pipeline id, sample)
+};
+
+Existing read_existing(const std::string &partial, const ds::FileInfo &mine) {
+    const auto reader = ds::DatasetReader::open(partial);
+    const ds::FileInfo &f = reader->info();
+    std::string other;
+    if (f.producer != mine.producer || f.producer_commit != mine.producer_commit ||
+        f.pipeline_feature_names != mine.pipeline_feature_names ||
+        f.schedule_feature_names != mine.schedule_feature_names ||
+        f.pipeline_feature_version != mine.pipeline_feature_version ||
+        f.schedule_feature_version != mine.schedule_feature_version) {
+        other = "another build or input file";
+    } else if (f.hardware != mine.hardware) {
+        other = "another machine";
+    } else if (f.target != mine.target) {
+        other = "another target";
+    } else if (f.timing_protocol != mine.timing_protocol) {
+        other = "another timing protocol";
+    } else if (f.config != mine.config) {
+        other = "another input file";
+    }
+    if (!other.empty()) throw UserError(partial + ": left by a retime on " + other + "; remove it to start again");
+    Existing e;
+    const std::vector<ds::PipelineRecord> pipelines = reader->pipeline_summaries();
+    for (uint64_t r = 0; r < pipelines.size(); r++) e.rows[pipelines[r].id] = r;
+    for (const ds::ScheduleRecord &s : reader->schedule_summaries())
+        e.samples.insert({pipelines[s.pipeline_row].id, s.sample});
+    return e;
+}
+
 } // namespace
 
 RetimeReport retime_dataset(const std::string &input, const std::string &out, const ss::RunnerOptions &runner,
+                            bool resume, const std::atomic<bool> *stop,
                             const std::function<void(uint64_t, uint64_t)> &progress) {
     std::error_code ec;
     if (std::filesystem::exists(out, ec)) throw UserError(out + ": already exists (remove it or choose another name)");
+    const std::string partial = out + ".partial";
+    const bool continuing = resume && std::filesystem::exists(partial, ec);
+    if (!resume && std::filesystem::exists(partial, ec)) {
+        throw UserError(partial + ": left by a stopped or killed retime; --resume continues it (or remove it)");
+    }
     ss::validate(runner);
     const auto reader = ds::DatasetReader::open(input);
     const ds::FileInfo &in = reader->info();
@@ -51,61 +95,100 @@ RetimeReport retime_dataset(const std::string &input, const std::string &out, co
     }
     const std::optional<gen::GeneratorConfig> generator = recorded_generator(in.config, input);
     ds::FileInfo info = run_file_info(runner, in.config); // this run's machine and protocol
-    info.producer += " (timed again: the schedules of " + in.producer + " " + in.producer_commit + ")";
+    // Whose schedules they are (the features are this build's: earlier recomputes are dropped).
+    info.producer +=
+        " (timed again: the schedules of " + without_recompute_notes(in.producer) + " " + in.producer_commit + ")";
     const Halide::Target target(info.target);
+    const Existing existing = continuing ? read_existing(partial, info) : Existing();
 
     // Every record read and checked, and its jobs planned, before the first worker starts.
     const std::vector<ds::ScheduleRecord> summaries = reader->schedule_summaries();
     std::vector<Pipeline> pipelines(reader->num_pipelines());
-    for (uint64_t s = 0; s < summaries.size(); s++) pipelines.at(summaries[s].pipeline_row).schedules.push_back(s);
     std::vector<ds::ScheduleRecord> records(summaries.size());
     std::vector<ss::BenchmarkJob> jobs;
     std::vector<std::pair<size_t, size_t>> job_subject; // per job: pipeline row, record (or SIZE_MAX: reference)
     RetimeReport report;
-    for (size_t row = 0; row < pipelines.size(); row++) {
-        const std::string where = input + ": pipeline row " + std::to_string(row);
-        Pipeline &p = pipelines[row];
-        p.record = reader->pipeline(row);
-        const StoredSubject subject = stored_subject(p.record, generator, where);
-        const sf::FunctionDAG dag = sf::FunctionDAG::build(subject.build().pipeline);
-        p.record = with_current_features(p.record, dag, where);
-        report.pipelines++;
-
-        ss::BenchmarkJob reference;
-        reference.name = "pipeline row " + std::to_string(row) + " reference";
-        reference.return_output = true;
-        reference.group = int64_t(row); // a pipeline's jobs take their timing rounds together
-        reference.prepare = [subject]() {
-            BuiltSubject b = subject.build();
-            b.schedule_compute_root();
-            return ss::PreparedJob{b.pipeline, b.output};
-        };
-        jobs.push_back(std::move(reference));
-        job_subject.emplace_back(row, SIZE_MAX);
-
-        for (size_t s : p.schedules) {
-            ds::ScheduleRecord &rec = records[s] = reader->schedule(s);
-            report.schedules++;
-            if (rec.nest.empty()) {
-                report.without_nest++;
-                continue;
+    report.pipelines = pipelines.size();
+    report.schedules = summaries.size();
+    {
+        std::vector<std::vector<size_t>> of_pipeline(pipelines.size());
+        for (uint64_t s = 0; s < summaries.size(); s++) of_pipeline.at(summaries[s].pipeline_row).push_back(s);
+        for (size_t row = 0; row < pipelines.size(); row++) {
+            Pipeline &p = pipelines[row];
+            p.record = reader->pipeline(row);
+            const auto there = existing.rows.find(p.record.id);
+            if (there != existing.rows.end()) p.row = there->second;
+            for (size_t s : of_pipeline[row]) {
+                if (existing.samples.count({p.record.id, summaries[s].sample})) {
+                    report.resumed++;
+                } else {
+                    p.schedules.push_back(s);
+                }
             }
-            rec.features = stored_nest_features(dag, rec.nest, target, where + ", schedule row " + std::to_string(s));
-            ss::BenchmarkJob job;
-            job.name = "pipeline row " + std::to_string(row) + " schedule row " + std::to_string(s);
-            job.return_output = true;
-            job.group = int64_t(row);
-            job.prepare = [subject, text = rec.nest]() {
+            if (p.row && p.schedules.empty()) continue; // all in the partial file
+            const std::string where = input + ": pipeline row " + std::to_string(row);
+            const StoredSubject subject = stored_subject(p.record, generator, where);
+            const sf::FunctionDAG dag = sf::FunctionDAG::build(subject.build().pipeline);
+            p.record = with_current_features(p.record, dag, where);
+
+            ss::BenchmarkJob reference;
+            reference.name = "pipeline row " + std::to_string(row) + " reference";
+            reference.return_output = true;
+            reference.group = int64_t(row); // a pipeline's jobs take their timing rounds together
+            reference.prepare = [subject]() {
                 BuiltSubject b = subject.build();
-                const sf::FunctionDAG d = sf::FunctionDAG::build(b.pipeline);
-                sf::apply(d, sf::parse_nest_text(d, text));
+                b.schedule_compute_root();
                 return ss::PreparedJob{b.pipeline, b.output};
             };
-            jobs.push_back(std::move(job));
-            job_subject.emplace_back(row, s);
-            p.untimed++;
+            jobs.push_back(std::move(reference));
+            job_subject.emplace_back(row, SIZE_MAX);
+            p.pending++;
+
+            for (size_t s : p.schedules) {
+                ds::ScheduleRecord &rec = records[s] = reader->schedule(s);
+                if (rec.nest.empty()) {
+                    report.without_nest++;
+                    continue;
+                }
+                rec.features =
+                    stored_nest_features(dag, rec.nest, target, where + ", schedule row " + std::to_string(s));
+                ss::BenchmarkJob job;
+                job.name = "pipeline row " + std::to_string(row) + " schedule row " + std::to_string(s);
+                job.return_output = true;
+                job.group = int64_t(row);
+                job.prepare = [subject, text = rec.nest]() {
+                    BuiltSubject b = subject.build();
+                    const sf::FunctionDAG d = sf::FunctionDAG::build(b.pipeline);
+                    sf::apply(d, sf::parse_nest_text(d, text));
+                    return ss::PreparedJob{b.pipeline, b.output};
+                };
+                jobs.push_back(std::move(job));
+                job_subject.emplace_back(row, s);
+                p.pending++;
+            }
         }
     }
+
+    // Finished pipelines go to the partial file in input order, each record flushed, so that a
+    // kill loses only the pipelines in flight.
+    std::unique_ptr<ds::DatasetWriter> writer =
+        continuing ? ds::DatasetWriter::reopen(partial) : ds::DatasetWriter::create(partial, info);
+    auto write = [&](Pipeline &p) {
+        if (!p.row) p.row = writer->add_pipeline(p.record);
+        for (size_t s : p.schedules) {
+            records[s].pipeline_row = *p.row;
+            writer->add_schedule(records[s]);
+            records[s] = ds::ScheduleRecord(); // written: its timings and features need no longer be held
+        }
+        p.schedules.clear();
+    };
+    size_t next = 0; // the first pipeline not yet written
+    auto write_finished = [&]() {
+        for (; next < pipelines.size() && pipelines[next].pending == 0 && !pipelines[next].cancelled; next++) {
+            write(pipelines[next]);
+        }
+    };
+    write_finished(); // pipelines the partial file holds whole
 
     // A schedule's result into its record, its output checked against its pipeline's reference.
     auto finish = [&](Pipeline &p, size_t s, ss::JobResult &r) {
@@ -126,44 +209,52 @@ RetimeReport retime_dataset(const std::string &input, const std::string &out, co
         record_times(r, rec);
         rec.search_seconds = search_seconds;
         r.output.reset();
-        if (--p.untimed == 0) p.reference.reset(); // outputs can be large: freed once checked
         report.timed++;
         if (rec.status == ds::Status::Ok) report.ok++;
     };
     uint64_t done = 0;
-    ss::run_jobs(jobs, runner, [&](size_t job, ss::JobResult &r) {
-        const auto [row, s] = job_subject[job];
-        Pipeline &p = pipelines[row];
-        if (s == SIZE_MAX) {
-            p.reference_done = true;
-            p.record.reference_status = dataset_status(r.status);
-            p.record.reference_runtime =
-                r.status == ss::JobStatus::Ok ? r.timing.label_seconds : std::numeric_limits<double>::quiet_NaN();
-            if (r.status == ss::JobStatus::Ok && r.output) {
-                p.reference = std::move(r.output);
-                p.reference_scale = ss::float_scale(*p.reference);
+    ss::run_jobs(
+        jobs, runner,
+        [&](size_t job, ss::JobResult &r) {
+            const auto [row, s] = job_subject[job];
+            Pipeline &p = pipelines[row];
+            p.pending--;
+            if (r.status == ss::JobStatus::Cancelled) {
+                p.cancelled = true;
+            } else if (s == SIZE_MAX) {
+                p.reference_done = true;
+                p.record.reference_status = dataset_status(r.status);
+                p.record.reference_runtime =
+                    r.status == ss::JobStatus::Ok ? r.timing.label_seconds : std::numeric_limits<double>::quiet_NaN();
+                if (r.status == ss::JobStatus::Ok && r.output) {
+                    p.reference = std::move(r.output);
+                    p.reference_scale = ss::float_scale(*p.reference);
+                }
+                for (auto &[waiting, result] : p.waiting) finish(p, waiting, result);
+                p.waiting.clear();
+            } else if (p.reference_done) {
+                finish(p, s, r);
+            } else {
+                p.waiting.emplace_back(s, std::move(r));
             }
-            for (auto &[waiting, result] : p.waiting) finish(p, waiting, result);
-            p.waiting.clear();
-        } else if (p.reference_done) {
-            finish(p, s, r);
-        } else {
-            p.waiting.emplace_back(s, std::move(r));
-        }
-        if (progress) progress(++done, jobs.size());
-    });
+            if (p.pending == 0) p.reference.reset(); // outputs can be large: freed once checked
+            if (progress) progress(++done, jobs.size());
+            write_finished();
+        },
+        stop);
 
-    ds::write_via_partial(out, [&](const std::string &partial) {
-        auto writer = ds::DatasetWriter::create(partial, info, ds::WriteMode::Bulk);
-        for (Pipeline &p : pipelines) {
-            const uint64_t row = writer->add_pipeline(p.record);
-            for (size_t s : p.schedules) {
-                records[s].pipeline_row = row;
-                writer->add_schedule(records[s]);
-            }
+    // Stopped: what finished whole is kept (in any order), the rest is left for --resume.
+    for (Pipeline &p : pipelines) {
+        if (p.cancelled) {
+            report.stopped = true;
+        } else if (p.pending == 0 && (!p.row || !p.schedules.empty())) {
+            write(p);
         }
-        writer->close();
-    });
+    }
+    writer->close();
+    if (report.stopped) return report;
+    ds::compact_dataset(partial); // complete: shed what the record-by-record flushes left
+    std::filesystem::rename(partial, out);
     return report;
 }
 

@@ -1,6 +1,7 @@
 #include "harvest/stored.h"
 
 #include "apps/app.h"
+#include "common/build_info.h"
 #include "common/errors.h"
 #include "common/yaml_reader.h"
 #include "featurize/function_dag.h"
@@ -80,6 +81,25 @@ std::vector<float> stored_nest_features(const featurize::FunctionDAG &dag, const
         throw UserError(where + ": " + e.what());
     }
     return flattened(featurize::compute_schedule_features(dag, parsed, target));
+}
+
+namespace {
+constexpr const char *kRecomputed = " (features recomputed by ";
+}
+
+std::string without_recompute_notes(std::string producer) {
+    for (;;) {
+        const size_t at = producer.rfind(kRecomputed);
+        if (at == std::string::npos) return producer;
+        // Only a note that closes the string, with no parenthesis of its own inside.
+        const size_t close = producer.find_first_of("()", at + std::char_traits<char>::length(kRecomputed));
+        if (close != producer.size() - 1 || producer[close] != ')') return producer;
+        producer.erase(at);
+    }
+}
+
+std::string recompute_note() {
+    return kRecomputed + common::producer() + " " + common::producer_commit() + ", " + datasets::utc_timestamp() + ")";
 }
 
 } // namespace schedforge::harvest

@@ -50,4 +50,10 @@ datasets::PipelineRecord with_current_features(const datasets::PipelineRecord &p
 std::vector<float> stored_nest_features(const featurize::FunctionDAG &dag, const std::string &nest,
                                         const Halide::Target &target, const std::string &where);
 
+// A file's producer attribute without the notes of earlier feature recomputes at its end: a file
+// whose features are recomputed again (refeaturize, retime) names only the latest.
+std::string without_recompute_notes(std::string producer);
+// The note refeaturize appends to the producer: " (features recomputed by BUILD COMMIT, TIME)".
+std::string recompute_note();
+
 } // namespace schedforge::harvest

@@ -9,12 +9,16 @@
 //   dataset export FILE --out-dir DIR [--format csv|npy]
 //   dataset refeaturize FILE --out OUT     the same records with this build's features, computed
 //                                          from the stored loop nests (schema version 3 on)
-//   dataset retime FILE --out OUT [--config DATASET.yaml] [--threads N]
+//   dataset retime FILE --out OUT [--config DATASET.yaml] [--threads N] [--resume]
 //                                          the stored schedules compiled and timed again on this
 //                                          machine (the config's timing and runner keys), with
-//                                          this build's features: labels for new hardware
+//                                          this build's features: labels for new hardware. Written
+//                                          as it goes to OUT.partial; Ctrl-C stops after the
+//                                          pipeline in flight, --resume continues a stopped or
+//                                          killed run
 //
-// Exit codes: 0 fine, 1 verify found problems (or a runtime failure), 2 user error.
+// Exit codes: 0 fine, 1 verify found problems (or a runtime failure), 2 user error, 130 retime
+// stopped by Ctrl-C.
 #include "datasets/operations.h"
 #include "datasets/reader.h"
 #include "datasets/verify.h"
@@ -22,6 +26,7 @@
 #include "harvest/refeaturize.h"
 #include "harvest/retime.h"
 #include "tools/cli.h"
+#include "tools/interrupt.h"
 #include "tools/progress.h"
 #include "tools/table.h"
 
@@ -49,20 +54,28 @@ int refeaturize(const std::string &file, const std::string &out) {
     return 0;
 }
 
-int retime(const std::string &file, const std::string &out, const std::string &config, int threads) {
+int retime(const std::string &file, const std::string &out, const std::string &config, int threads, bool resume) {
     schedforge::sampler::RunnerOptions runner = config.empty()
                                                     ? schedforge::harvest::HarvestConfig().runner
                                                     : schedforge::harvest::load_harvest_config(config).runner;
     if (threads >= 0) runner.timing.threads = threads;
+    const std::atomic<bool> *stop = schedforge::tools::stop_on_interrupt(
+        "\ndataset retime: stopping after the pipelines in flight (Ctrl-C again to quit now; --resume continues)\n");
     std::unique_ptr<schedforge::tools::ProgressBar> bar;
     const schedforge::harvest::RetimeReport r =
-        schedforge::harvest::retime_dataset(file, out, runner, [&](uint64_t, uint64_t total) {
-            if (!bar) bar = std::make_unique<schedforge::tools::ProgressBar>("retime", int64_t(total));
+        schedforge::harvest::retime_dataset(file, out, runner, resume, stop, [&](uint64_t, uint64_t total) {
+            if (!bar) bar = std::make_unique<schedforge::tools::ProgressBar>("retime", int64_t(total), true);
             bar->step();
         });
     if (bar) bar->finish();
+    if (r.stopped) {
+        std::cerr << "dataset retime: stopped; what finished is in " << out << ".partial (--resume continues)\n";
+        return 130;
+    }
     std::cout << out << ": " << r.pipelines << " pipelines, " << r.schedules << " schedules (" << r.timed
-              << " timed again, " << r.ok << " ok; " << r.without_nest << " without a stored schedule, as before)\n";
+              << " timed again, " << r.ok << " ok; " << r.without_nest << " without a stored schedule, as before";
+    if (r.resumed) std::cout << "; " << r.resumed << " timed by the run resumed";
+    std::cout << ")\n";
     return 0;
 }
 
@@ -147,7 +160,7 @@ int main(int argc, char **argv) {
     std::vector<std::string> inputs;
     std::string config;
     int threads = -1;
-    bool force = false;
+    bool force = false, resume = false;
     auto *info_cmd = app.add_subcommand("info", "Counts, statuses, runtimes, producer and hardware");
     info_cmd->add_option("FILE", file, "Dataset")->required();
     auto *verify_cmd = app.add_subcommand("verify", "Check checksums, schema, CSR offsets and feature versions");
@@ -178,6 +191,7 @@ int main(int argc, char **argv) {
         ->check(CLI::ExistingFile);
     retime_cmd->add_option("--threads", threads, "Halide runtime threads while timing (0: all cores)")
         ->check(CLI::NonNegativeNumber);
+    retime_cmd->add_flag("--resume", resume, "Continue OUT.partial, left by a stopped or killed retime");
     const std::set<std::string> commands{"info",  "verify", "merge",       "compact",
                                          "split", "export", "refeaturize", "retime"};
     if (argc > 1 && argv[1][0] != '-' && !commands.count(argv[1])) {
@@ -213,7 +227,7 @@ int main(int argc, char **argv) {
             return 0;
         }
         if (refeaturize_cmd->parsed()) return refeaturize(file, out);
-        if (retime_cmd->parsed()) return retime(file, out, config, threads);
+        if (retime_cmd->parsed()) return retime(file, out, config, threads, resume);
         ds::export_dataset(file, out_dir, format);
         std::cout << "exported " << file << " as " << format << " to " << out_dir << "\n";
         return 0;

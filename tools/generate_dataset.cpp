@@ -13,11 +13,10 @@
 #include "harvest/harvest.h"
 #include "sampler/cost_model.h"
 #include "tools/cli.h"
+#include "tools/interrupt.h"
 #include "tools/progress.h"
 #include "tools/table.h"
 
-#include <atomic>
-#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -29,20 +28,6 @@ using schedforge::tools::format_number;
 namespace ds = schedforge::datasets;
 namespace sh = schedforge::harvest;
 namespace ss = schedforge::sampler;
-
-std::atomic<bool> g_stop{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
-
-void on_interrupt(int) {
-    if (g_stop.exchange(true)) {
-        std::signal(SIGINT, SIG_DFL); // the second Ctrl-C: quit now (the file stays valid)
-        std::raise(SIGINT);
-        return;
-    }
-    static const char message[] =
-        "\ngenerate-dataset: stopping after the samples in flight (Ctrl-C again to quit now; --resume continues)\n";
-    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, message, sizeof(message) - 1);
-}
 
 std::string failures_note(const sh::HarvestStats &s) {
     std::string note;
@@ -119,16 +104,17 @@ int main(int argc, char **argv) {
         // A bad weights file is a user error now, not a failure in every worker.
         if (!config.search.weights.empty()) ss::make_cost_model(config.search.weights, config.search.coefficients);
 
-        std::signal(SIGINT, on_interrupt);
+        const std::atomic<bool> *stop = schedforge::tools::stop_on_interrupt(
+            "\ngenerate-dataset: stopping after the samples in flight (Ctrl-C again to quit now; --resume "
+            "continues)\n");
         std::optional<schedforge::tools::ProgressBar> bar;
-        const sh::HarvestStats stats =
-            sh::run_harvest(config, out_path, resume, &g_stop, [&](const sh::HarvestStats &s) {
-                if (!bar) { // the first call: the plan is made
-                    bar.emplace("samples", s.samples_planned - s.samples_present, /*per_hour=*/true);
-                    return;
-                }
-                bar->step(failures_note(s));
-            });
+        const sh::HarvestStats stats = sh::run_harvest(config, out_path, resume, stop, [&](const sh::HarvestStats &s) {
+            if (!bar) { // the first call: the plan is made
+                bar.emplace("samples", s.samples_planned - s.samples_present, /*per_hour=*/true);
+                return;
+            }
+            bar->step(failures_note(s));
+        });
         if (bar) bar->finish();
         print_summary(stats, out_path);
         if (stats.stopped) {

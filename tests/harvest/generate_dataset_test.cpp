@@ -4,16 +4,14 @@
 #include "datasets/reader.h"
 #include "datasets/verify.h"
 #include "tests/support/commands.h"
+#include "tests/support/growing_dataset.h"
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <csignal>
-#include <fcntl.h>
 #include <map>
 #include <sstream>
-#include <thread>
 
 namespace {
 
@@ -61,42 +59,8 @@ Content content(const std::string &path) {
     return c;
 }
 
-// Starts generate-dataset without a shell (signals must reach it, not sh).
-pid_t spawn(const std::vector<std::string> &args) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-        std::vector<char *> argv{const_cast<char *>(GENERATE_DATASET)};
-        for (const std::string &a : args) argv.push_back(const_cast<char *>(a.c_str()));
-        argv.push_back(nullptr);
-        const int devnull = ::open("/dev/null", O_WRONLY);
-        ::dup2(devnull, STDOUT_FILENO);
-        ::dup2(devnull, STDERR_FILENO);
-        ::execv(GENERATE_DATASET, argv.data());
-        ::_exit(127);
-    }
-    return pid;
-}
-
-// Waits until the file being written holds `n` schedules (read with SWMR, as a user would).
-void wait_for_schedules(const std::string &path, uint64_t n) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
-    while (std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        if (!fs::exists(path)) continue;
-        try {
-            if (ds::DatasetReader::open(path)->num_schedules() >= n) return;
-        } catch (const std::exception &) {
-            // created but not yet initialized
-        }
-    }
-    FAIL() << path << " never reached " << n << " schedules";
-}
-
-int wait_exit(pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+// generate-dataset started without a shell.
+pid_t spawn_generate(const std::vector<std::string> &args) { return spawn(GENERATE_DATASET, args); }
 
 std::string generate(const std::string &args) { return std::string(GENERATE_DATASET) + " " + args; }
 
@@ -153,7 +117,7 @@ TEST(GenerateDataset, KilledAndResumedEqualsUninterrupted) {
     const Result a = run(generate("--config " + config + " --out " + whole));
     ASSERT_EQ(a.exit_code, 0) << a.err;
 
-    const pid_t pid = spawn({"--config", config, "--out", killed});
+    const pid_t pid = spawn_generate({"--config", config, "--out", killed});
     wait_for_schedules(killed, 3);
     ::kill(pid, SIGKILL);
     EXPECT_EQ(wait_exit(pid), 128 + SIGKILL);
@@ -187,7 +151,7 @@ TEST(GenerateDataset, CtrlCStopsWithEveryFinishedSampleSaved) {
     const fs::path dir = scratch("harvest_interrupt");
     const std::string config = tiny_config(dir);
     const std::string out = (dir / "i.h5").string();
-    const pid_t pid = spawn({"--config", config, "--out", out});
+    const pid_t pid = spawn_generate({"--config", config, "--out", out});
     wait_for_schedules(out, 2);
     ::kill(pid, SIGINT);
     EXPECT_EQ(wait_exit(pid), 130);

@@ -1,7 +1,8 @@
 // The loop nests datasets store are the schedules they timed: each reads back, for its pipeline
 // drawn again from its seed, as the stored schedule source with the stored features. And
 // `dataset refeaturize` rewrites a file with this build's features from those nests, refusing
-// (exit 2, nothing written) what it cannot read; `dataset retime` times those nests again.
+// (exit 2, nothing written) what it cannot read; `dataset retime` times those nests again, and a
+// retime killed midway continues with --resume, keeping what it had written.
 #include "datasets/reader.h"
 #include "datasets/verify.h"
 #include "featurize/apply.h"
@@ -12,12 +13,15 @@
 #include "generator/config.h"
 #include "generator/synthesize.h"
 #include "tests/support/commands.h"
+#include "tests/support/growing_dataset.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <map>
 #include <regex>
+#include <set>
 
 namespace {
 
@@ -143,6 +147,15 @@ TEST(Refeaturize, RewritesTheSameRecordsAndRefusesWhatItCannotRead) {
             EXPECT_EQ(x.pipeline_row, y.pipeline_row);
         }
     } // readers closed: h5py opens the file below
+    // Refeaturized again, the file names only the latest recompute after the producer that measured.
+    const std::string again = (dir / "again.h5").string();
+    ASSERT_EQ(run(dataset("refeaturize " + out + " --out " + again)).exit_code, 0);
+    {
+        const std::string measured = ds::DatasetReader::open(in)->info().producer;
+        const std::string producer = ds::DatasetReader::open(again)->info().producer;
+        EXPECT_EQ(producer.rfind(measured + " (features recomputed by ", 0), 0u) << producer;
+        EXPECT_EQ(producer.find("recomputed"), producer.rfind("recomputed")) << producer;
+    }
 
     expect_user_error(run(dataset("refeaturize " + in + " --out " + out)), "already exists");
     expect_user_error(run(dataset("refeaturize " + (dir / "none.h5").string() + " --out " + (dir / "c.h5").string())),
@@ -206,6 +219,63 @@ TEST(Retime, TimesTheStoredSchedulesAgain) {
     expect_user_error(run(dataset("retime " + in + " --out " + (dir / "c.h5").string() + " --config " + bad)),
                       "max_samples");
     EXPECT_FALSE(fs::exists(dir / "c.h5"));
+}
+
+// A retime killed after its first pipeline was written, then resumed: the written records are
+// kept as they were (not timed again), the rest are timed, and the file is whole; a partial file
+// is never overwritten by a fresh run, nor continued under another protocol.
+TEST(Retime, KilledAndResumedKeepsWhatItWrote) {
+    const fs::path dir = scratch("retime_resume");
+    const std::string in = make_dataset(dir), out = (dir / "b.h5").string(), partial = out + ".partial";
+    // Long enough a timing (a pipeline takes seconds) that the kill lands between pipelines.
+    const std::string config = write_config(dir / "slow", "version: 1\ntiming: {min_samples: 5, max_samples: 20, "
+                                                          "max_seconds: 0.2, min_sampling_seconds: 0.1, rounds: 2}\n");
+    const pid_t pid = spawn(DATASET, {"retime", in, "--out", out, "--config", config, "--threads", "1"});
+    wait_for_schedules(partial, 3); // the first pipeline's three schedules
+    ::kill(pid, SIGKILL);
+    EXPECT_EQ(wait_exit(pid), 128 + SIGKILL);
+    ASSERT_FALSE(fs::exists(out)) << "the run finished before it was killed";
+    std::map<std::pair<uint64_t, uint32_t>, std::vector<double>> written; // (pipeline id, sample) -> timings
+    {
+        const auto r = ds::DatasetReader::open(partial);
+        for (uint64_t i = 0; i < r->num_schedules(); i++) {
+            const ds::ScheduleRecord s = r->schedule(i);
+            written[{r->pipeline(s.pipeline_row).id, s.sample}] = s.timings;
+        }
+    }
+    ASSERT_GE(written.size(), 3u);
+    ASSERT_LT(written.size(), 6u) << "the run finished before it was killed";
+
+    expect_user_error(run(dataset("retime " + in + " --out " + out + " --config " + config + " --threads 1")),
+                      "--resume");
+    const std::string other = write_config(dir / "other", "version: 1\ntiming: {min_samples: 5, max_samples: 20, "
+                                                          "max_seconds: 0.3, min_sampling_seconds: 0.1, rounds: 2}\n");
+    expect_user_error(run(dataset("retime " + in + " --out " + out + " --config " + other + " --threads 1 --resume")),
+                      "another timing protocol");
+
+    const Result resumed =
+        run(dataset("retime " + in + " --out " + out + " --config " + config + " --threads 1 --resume"));
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+    EXPECT_NE(resumed.out.find(std::to_string(written.size()) + " timed by the run resumed"), std::string::npos)
+        << resumed.out;
+    EXPECT_FALSE(fs::exists(partial));
+    EXPECT_TRUE(ds::verify_dataset(out).ok());
+    const auto a = ds::DatasetReader::open(in), b = ds::DatasetReader::open(out);
+    EXPECT_EQ(b->num_pipelines(), a->num_pipelines());
+    ASSERT_EQ(b->num_schedules(), a->num_schedules());
+    std::set<std::pair<uint64_t, uint32_t>> seen;
+    size_t kept = 0;
+    for (uint64_t i = 0; i < b->num_schedules(); i++) {
+        const ds::ScheduleRecord s = b->schedule(i);
+        const std::pair<uint64_t, uint32_t> key{b->pipeline(s.pipeline_row).id, s.sample};
+        EXPECT_TRUE(seen.insert(key).second) << "sample " << s.sample << " twice";
+        EXPECT_EQ(s.status, ds::Status::Ok) << s.message;
+        const auto w = written.find(key);
+        if (w == written.end()) continue;
+        EXPECT_EQ(s.timings, w->second) << "sample " << s.sample << " was timed again";
+        kept++;
+    }
+    EXPECT_EQ(kept, written.size());
 }
 
 } // namespace

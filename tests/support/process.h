@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 namespace schedforge::testing {
 
@@ -69,6 +71,30 @@ inline void expect_user_error(const Result &r, const std::string &needle) {
     EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
     EXPECT_EQ(count_lines(r.err), 1) << r.err;
     EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+}
+
+// Starts `program` with `args` without a shell (signals must reach it, not sh), its output
+// discarded; wait_exit() collects it.
+inline pid_t spawn(const std::string &program, const std::vector<std::string> &args) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        std::vector<char *> argv{const_cast<char *>(program.c_str())};
+        for (const std::string &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+        argv.push_back(nullptr);
+        const int devnull = ::open("/dev/null", O_WRONLY);
+        ::dup2(devnull, STDOUT_FILENO);
+        ::dup2(devnull, STDERR_FILENO);
+        ::execv(program.c_str(), argv.data());
+        ::_exit(127);
+    }
+    return pid;
+}
+
+// The exit code of a spawned process, or 128 + the signal that ended it (as shells report it).
+inline int wait_exit(pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 } // namespace schedforge::testing
