@@ -50,22 +50,23 @@ Existing read_existing(const std::string &partial, const ds::FileInfo &mine) {
     const auto reader = ds::DatasetReader::open(partial);
     const ds::FileInfo &f = reader->info();
     std::string other;
-    if (f.producer != mine.producer || f.producer_commit != mine.producer_commit ||
-        f.pipeline_feature_names != mine.pipeline_feature_names ||
+    // A later build may continue (a long relabelling spans sessions) as long as its features are
+    // the same; the file keeps the first run's producer_commit.
+    if (f.producer != mine.producer || f.pipeline_feature_names != mine.pipeline_feature_names ||
         f.schedule_feature_names != mine.schedule_feature_names ||
         f.pipeline_feature_version != mine.pipeline_feature_version ||
         f.schedule_feature_version != mine.schedule_feature_version) {
-        other = "another build or input file";
+        other = "with other features or of another input file";
     } else if (f.hardware != mine.hardware) {
-        other = "another machine";
+        other = "on another machine";
     } else if (f.target != mine.target) {
-        other = "another target";
+        other = "for another target";
     } else if (f.timing_protocol != mine.timing_protocol) {
-        other = "another timing protocol";
+        other = "with another timing protocol";
     } else if (f.config != mine.config) {
-        other = "another input file";
+        other = "of another input file";
     }
-    if (!other.empty()) throw UserError(partial + ": left by a retime on " + other + "; remove it to start again");
+    if (!other.empty()) throw UserError(partial + ": left by a retime " + other + "; remove it to start again");
     Existing e;
     const std::vector<ds::PipelineRecord> pipelines = reader->pipeline_summaries();
     for (uint64_t r = 0; r < pipelines.size(); r++) e.rows[pipelines[r].id] = r;

@@ -34,7 +34,8 @@ struct RetimeReport {
 // Written as it goes: each pipeline, once all its jobs are done, goes to `out`.partial (in input
 // order, each record flushed), which is compacted and renamed to `out` at the end. A run stopped
 // by `stop` or killed leaves the partial file; `resume` continues it (UserError if it was left
-// by another build, machine, protocol or input), timing only the schedules it lacks, while
+// with other features or on another machine, protocol or input; a later build with the same
+// features may continue it), timing only the schedules it lacks, while
 // without `resume` a partial file there is a UserError. `progress(done, total)` is called as each
 // job finishes. Must be called before this process runs JIT code or starts threads (run_jobs()).
 RetimeReport retime_dataset(const std::string &input, const std::string &out, const sampler::RunnerOptions &runner,
