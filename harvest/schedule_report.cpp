@@ -40,6 +40,10 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Thrown in a worker for a runner-up the final beam does not have (a tiny pipeline's beam holds
 // few states): the member is dropped from the report, not recorded as a failure.
 constexpr const char *kNoSuchMember = "no such member: ";
+// Members timed in turn, round by round (BenchmarkJob::group): each holds a worker process with
+// its compiled pipeline until the group is timed, so a group is as large as a pipeline's samples
+// in generate-dataset, not the whole population.
+constexpr size_t kMembersPerTimingGroup = 16;
 
 // The subject, built in a worker.
 BuiltSubject build(const ReportConfig &c) { return build_subject(c.app, c.pipeline); }
@@ -280,9 +284,11 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
     }
 
     std::vector<ss::BenchmarkJob> jobs;
-    for (Planned &p : plan) {
+    for (size_t i = 0; i < plan.size(); i++) {
+        Planned &p = plan[i];
         p.job.name = config.subject_name() + " / " + p.member.label;
         if (ref.output) p.job.reference = ref.output;
+        p.job.group = int64_t(i / kMembersPerTimingGroup);
         jobs.push_back(p.job);
     }
     ss::run_jobs(jobs, config.runner, [&](size_t j, ss::JobResult &r) {

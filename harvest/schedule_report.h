@@ -11,7 +11,9 @@
 //
 // As in generate-dataset, every search runs in the runner's workers (the caller stays
 // single-threaded); a member's job repeats the deterministic search and takes its own state.
-// Every output is checked against the compute_root schedule's.
+// Every output is checked against the compute_root schedule's. With timing rounds, members are
+// timed in turn in groups of 16 (as a pipeline's samples are), so that a spell of a slower
+// machine falls on a group's members alike rather than on one member's every round.
 #pragma once
 
 #include "featurize/cost_terms.h"
