@@ -32,15 +32,18 @@ std::vector<double> stage_ops(const tr::TrainingPipeline &p) {
 }
 
 // F_s: the factors of every stage of schedule `s`, summed (stages without features are absent).
+Coefficients factors_of_stage(const tr::TrainingPipeline &p, size_t s, int st, const std::vector<double> &ops) {
+    const float *row = &p.schedule_features[s][size_t(st) * tr::kScheduleFeatures];
+    if (std::all_of(row, row + tr::kScheduleFeatures, [](float v) { return v == 0; })) return Coefficients{};
+    const sf::CostTermInputs<double> x = sf::cost_term_inputs<double>(
+        [&](int i) { return double(row[i]); }, double(p.input.is_output[size_t(st)]), double(p.input.num_cores));
+    return manual_cost_factors(x, ops[size_t(st)]);
+}
+
 Coefficients schedule_factors(const tr::TrainingPipeline &p, size_t s, const std::vector<double> &ops) {
     Coefficients total{};
-    const std::vector<float> &rows = p.schedule_features[s];
     for (int st = 0; st < p.input.num_stages; st++) {
-        const float *row = &rows[size_t(st) * tr::kScheduleFeatures];
-        if (std::all_of(row, row + tr::kScheduleFeatures, [](float v) { return v == 0; })) continue;
-        const sf::CostTermInputs<double> x = sf::cost_term_inputs<double>(
-            [&](int i) { return double(row[i]); }, double(p.input.is_output[size_t(st)]), double(p.input.num_cores));
-        const Coefficients f = manual_cost_factors(x, ops[size_t(st)]);
+        const Coefficients f = factors_of_stage(p, s, st, ops);
         for (int i = 0; i < kTerms; i++) total[size_t(i)] += f[size_t(i)];
     }
     return total;
@@ -157,6 +160,13 @@ double measure_page_fault_cost() {
 
 double manual_prediction(const tr::TrainingPipeline &p, size_t s, const Coefficients &c) {
     return dot(c, schedule_factors(p, s, stage_ops(p))) * kNanoseconds;
+}
+
+std::vector<Coefficients> stage_factors(const tr::TrainingPipeline &p, size_t s) {
+    const std::vector<double> ops = stage_ops(p);
+    std::vector<Coefficients> stages;
+    for (int st = 0; st < p.input.num_stages; st++) stages.push_back(factors_of_stage(p, s, st, ops));
+    return stages;
 }
 
 tr::Metrics manual_metrics(const tr::TrainingData &data, const Coefficients &c) {

@@ -16,6 +16,7 @@
 #include "trainer/training_data.h"
 
 #include <array>
+#include <vector>
 
 namespace schedforge::sampler {
 
@@ -38,6 +39,11 @@ double measure_page_fault_cost();
 // The manual model's predicted runtime, in seconds (coefficients are nanoseconds per unit), of
 // schedule `s` of a pipeline of the training data.
 double manual_prediction(const trainer::TrainingPipeline &p, size_t s, const Coefficients &c);
+
+// The factors each coefficient multiplies, per stage of schedule `s` (the parallel speedup and
+// operations per point applied; zeros for a stage without features): the manual model's
+// prediction in nanoseconds is the sum over stages of their dot products with the coefficients.
+std::vector<Coefficients> stage_factors(const trainer::TrainingPipeline &p, size_t s);
 
 // The model's metrics on `data` with coefficients `c` (trainer/metrics.h, throughput loss).
 trainer::Metrics manual_metrics(const trainer::TrainingData &data, const Coefficients &c);

@@ -6,7 +6,7 @@
 //
 //   calibrate --data A.h5 [B.h5 ...] --out CALIBRATED.yaml [--search-config START.yaml]
 //             [--validation-fraction 0.2] [--ridge 0.01] [--reweightings 4] [--ranking-steps 1000]
-//             [--page-fault-cost fit|measure|NS]
+//             [--page-fault-cost fit|measure|NS] [--factors-out FACTORS.csv]
 #include "tools/cli.h"
 #include "tools/files.h"
 
@@ -26,6 +26,36 @@ namespace {
 void print_metrics(const char *what, const st::Metrics &m) {
     std::printf("%-24s %8.3f %9.3f %8.3f %8.3f %9.3f\n", what, m.r2_log, m.pairwise_accuracy, m.kendall_tau,
                 m.top1_regret, m.mean_relative_error);
+}
+
+// One row per stage of every schedule: pipeline, schedule, stage, measured seconds, part
+// (train or validation) and the stage's factor for each term, so that other forms of the model
+// can be tried on the same numbers outside (e.g. with NumPy).
+void write_factors(const std::string &path, const std::vector<const st::TrainingData *> &parts) {
+    std::ostringstream csv;
+    csv << "pipeline_id,schedule,stage,measured_s,part";
+    for (const char *name : schedforge::featurize::cost_term_names()) csv << "," << name;
+    csv << "\n";
+    for (size_t part = 0; part < parts.size(); part++) {
+        for (const st::TrainingPipeline &p : parts[part]->pipelines) {
+            for (size_t s = 0; s < p.runtimes.size(); s++) {
+                const std::vector<ss::Coefficients> stages = ss::stage_factors(p, s);
+                for (size_t st = 0; st < stages.size(); st++) {
+                    char measured[32];
+                    std::snprintf(measured, sizeof(measured), "%.9g", p.runtimes[s]);
+                    csv << p.id << "," << s << "," << st << "," << measured << ","
+                        << (part == 0 ? "train" : "validation");
+                    for (double f : stages[st]) {
+                        char v[32];
+                        std::snprintf(v, sizeof(v), "%.6g", f);
+                        csv << "," << v;
+                    }
+                    csv << "\n";
+                }
+            }
+        }
+    }
+    schedforge::tools::write_file_atomic(path, csv.str());
 }
 
 } // namespace
@@ -54,6 +84,9 @@ int main(int argc, char **argv) {
     app.add_option("--page-fault-cost", page_fault_cost,
                    "ns per fresh byte of intermediates: 'measure' (on this machine), 'fit', or a value")
         ->capture_default_str();
+    std::string factors_out;
+    app.add_option("--factors-out", factors_out,
+                   "also write every stage's term factors (what each coefficient multiplies) as CSV, for analysis");
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         using schedforge::UserError;
         if (!(validation_fraction >= 0 && validation_fraction < 1))
@@ -84,6 +117,7 @@ int main(int argc, char **argv) {
                     train.pipelines.size(), train.num_schedules(), validation.pipelines.size(),
                     validation.num_schedules());
 
+        if (!factors_out.empty()) write_factors(factors_out, {&train, &validation});
         const ss::Coefficients fitted = ss::calibrate(train, start.coefficients, options);
 
         std::printf("%-24s %8s %9s %8s %8s %9s\n", "coefficients / data", "R2 log", "pairwise", "tau", "regret",

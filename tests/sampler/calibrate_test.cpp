@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 
 namespace schedforge::sampler {
 namespace {
@@ -148,6 +149,45 @@ TEST(Calibrate, LearnedModelFromCoefficientsPredictsAsTheManualModel) {
             }
         }
     }
+}
+
+// The per-stage factors (calibrate --factors-out) are the model's prediction split by stage:
+// their dot products with the coefficients add up to it.
+TEST(Calibrate, StageFactorsAddUpToThePrediction) {
+    const Coefficients c = SearchOptions().coefficients;
+    const tr::TrainingData data = synthetic_data(c, 3, 4, 5);
+    for (const tr::TrainingPipeline &p : data.pipelines) {
+        for (size_t s = 0; s < p.runtimes.size(); s++) {
+            const std::vector<Coefficients> stages = stage_factors(p, s);
+            ASSERT_EQ(stages.size(), size_t(p.input.num_stages));
+            double total = 0;
+            for (const Coefficients &f : stages) {
+                for (size_t i = 0; i < f.size(); i++) total += c[i] * f[i];
+            }
+            EXPECT_NEAR(total * 1e-9, manual_prediction(p, s, c), 1e-9 * manual_prediction(p, s, c));
+        }
+    }
+}
+
+TEST(CalibrateCli, WritesEveryStagesFactors) {
+    const std::filesystem::path dir = testing::scratch("calibrate_factors");
+    std::filesystem::create_directories(dir);
+    const std::string csv = (dir / "factors.csv").string();
+    const testing::Result r =
+        testing::run(std::string(CALIBRATE) + " --data " + SCHEDFORGE_SOURCE_DIR +
+                     "/corpora/amd-epyc-avx512-2core/heldout-4000.h5 --out " + (dir / "c.yaml").string() +
+                     " --reweightings 0 --ranking-steps 0" + " --factors-out " + csv);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream lines(testing::read_file(csv));
+    std::string header, line;
+    std::getline(lines, header);
+    EXPECT_EQ(header.rfind("pipeline_id,schedule,stage,measured_s,part,inlined_vector_compute,", 0), 0u) << header;
+    size_t rows = 0;
+    while (std::getline(lines, line)) {
+        rows++;
+        EXPECT_EQ(std::count(line.begin(), line.end(), ','), std::count(header.begin(), header.end(), ','));
+    }
+    EXPECT_GE(rows, 960u); // a row per stage of each of the 960 schedules
 }
 
 TEST(Calibrate, NoScheduleIsAUserError) { EXPECT_THROW(calibrate({}, SearchOptions().coefficients), UserError); }
