@@ -244,9 +244,10 @@ RetimeReport retime_dataset(const std::string &input, const std::string &out, co
         },
         stop);
 
-    // Stopped: what finished whole is kept (in any order), the rest is left for --resume.
+    // Stopped: what finished whole is kept (in any order), the rest is left for --resume. (Jobs
+    // that never started are not reported to the callback: their pipelines are still pending.)
     for (Pipeline &p : pipelines) {
-        if (p.cancelled) {
+        if (p.cancelled || p.pending > 0) {
             report.stopped = true;
         } else if (p.pending == 0 && (!p.row || !p.schedules.empty())) {
             write(p);

@@ -2,7 +2,7 @@
 // drawn again from its seed, as the stored schedule source with the stored features. And
 // `dataset refeaturize` rewrites a file with this build's features from those nests, refusing
 // (exit 2, nothing written) what it cannot read; `dataset retime` times those nests again, and a
-// retime killed midway continues with --resume, keeping what it had written.
+// retime killed or stopped midway continues with --resume, keeping what it had written.
 #include "datasets/reader.h"
 #include "datasets/verify.h"
 #include "featurize/apply.h"
@@ -30,13 +30,15 @@ namespace ds = schedforge::datasets;
 namespace sf = schedforge::featurize;
 namespace gen = schedforge::gen;
 
-// Two small pipelines, three short searches each.
-std::string make_dataset(const fs::path &dir) {
+// Small pipelines (two by default), three short searches each.
+std::string make_dataset(const fs::path &dir, int pipelines = 2) {
     const std::string config = write_config(dir, "version: 1\n"
                                                  "generator: " +
                                                      kSmallConfig +
                                                      "\n"
-                                                     "pipelines: 2\n"
+                                                     "pipelines: " +
+                                                     std::to_string(pipelines) +
+                                                     "\n"
                                                      "schedules_per_pipeline: 3\n"
                                                      "seed: 9\n"
                                                      "beam_sample: {beam_size: 4, passes: 2}\n"
@@ -276,6 +278,31 @@ TEST(Retime, KilledAndResumedKeepsWhatItWrote) {
         kept++;
     }
     EXPECT_EQ(kept, written.size());
+}
+
+// Ctrl-C stops a retime after the pipelines in flight: exit 130, no output under the final name,
+// a valid partial file without the pipelines never started; --resume completes it.
+TEST(Retime, CtrlCStopsAfterThePipelinesInFlight) {
+    const fs::path dir = scratch("retime_interrupt");
+    const std::string in = make_dataset(dir, 4), out = (dir / "b.h5").string(), partial = out + ".partial";
+    const std::string config = write_config(dir / "slow", "version: 1\ntiming: {min_samples: 5, max_samples: 20, "
+                                                          "max_seconds: 0.2, min_sampling_seconds: 0.1, rounds: 2}\n");
+    const pid_t pid = spawn(DATASET, {"retime", in, "--out", out, "--config", config, "--threads", "1"});
+    wait_for_schedules(partial, 3); // the first pipeline; the last two have not started
+    ::kill(pid, SIGINT);
+    EXPECT_EQ(wait_exit(pid), 130);
+    EXPECT_FALSE(fs::exists(out));
+    ASSERT_TRUE(fs::exists(partial));
+    EXPECT_TRUE(ds::verify_dataset(partial).ok());
+    const uint64_t saved = ds::DatasetReader::open(partial)->num_schedules();
+    EXPECT_GE(saved, 3u);
+    EXPECT_LE(saved, 6u);
+
+    const Result resumed =
+        run(dataset("retime " + in + " --out " + out + " --config " + config + " --threads 1 --resume"));
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+    EXPECT_NE(resumed.out.find("12 schedules"), std::string::npos) << resumed.out;
+    EXPECT_EQ(ds::DatasetReader::open(out)->num_schedules(), 12u);
 }
 
 } // namespace
