@@ -11,6 +11,7 @@
 // inference and lowering, no LLVM), with every Func at root for the DAG, and with the same
 // LoopNest applied for the features (what the lowering oracle would have to do instead).
 #include "apps/app.h"
+#include "common/statistics.h"
 #include "common/stopwatch.h"
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
@@ -37,12 +38,8 @@ using Clock = std::chrono::steady_clock;
 namespace sa = schedforge::apps;
 namespace sf = schedforge::featurize;
 
+using schedforge::median;
 using schedforge::seconds_since;
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 double geomean(const std::vector<double> &v) {
     double log_sum = 0;

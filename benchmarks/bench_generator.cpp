@@ -6,6 +6,7 @@
 // Machines here are shared and noisy, so each figure is also printed as a ratio against a
 // baseline measured in the same process: the median JIT compile time of a hand-written 3x3 box
 // blur (a fixed, tiny Halide pipeline).
+#include "common/statistics.h"
 #include "common/stopwatch.h"
 #include "featurize/host_target.h"
 #include "generator/build.h"
@@ -24,12 +25,8 @@ namespace {
 namespace sg = schedforge::gen;
 using Clock = std::chrono::steady_clock;
 
+using schedforge::median;
 using schedforge::seconds_since;
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 // The baseline: a 3x3 box blur over a uint16 image, default schedule.
 double blur_compile_seconds(const Halide::Target &target) {

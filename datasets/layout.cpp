@@ -323,6 +323,13 @@ const char *status_name(Status s) {
     return "?";
 }
 
+bool same_features(const FileInfo &a, const FileInfo &b) {
+    return a.pipeline_feature_version == b.pipeline_feature_version &&
+           a.pipeline_feature_names == b.pipeline_feature_names &&
+           a.schedule_feature_version == b.schedule_feature_version &&
+           a.schedule_feature_names == b.schedule_feature_names;
+}
+
 std::string utc_timestamp() {
     const std::time_t t = std::time(nullptr);
     std::tm tm{};

@@ -1,6 +1,7 @@
 #include "datasets/operations.h"
 
 #include "common/errors.h"
+#include "common/statistics.h"
 #include "datasets/reader.h"
 #include "datasets/writer.h"
 
@@ -67,13 +68,6 @@ private:
     std::set<std::pair<uint64_t, uint32_t>> seen_;
     uint64_t pipelines_ = 0, schedules_ = 0, duplicates_ = 0;
 };
-
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::string csv_number(double v) {
     if (std::isnan(v)) return "";

@@ -60,6 +60,9 @@ struct FileInfo {
     std::string created;         // ISO 8601, UTC
 };
 
+// Whether two files' features were computed alike: both kinds' versions and names.
+bool same_features(const FileInfo &a, const FileInfo &b);
+
 struct PipelineRecord {
     uint64_t id = 0;   // hash of the spec text (generator's PipelineSpec::id)
     uint64_t seed = 0; // the generator seed that drew it

@@ -97,13 +97,8 @@ struct JobInfo {
     ds::SearchMode mode = ds::SearchMode::Beam;
 };
 
-// What the file already holds (for --resume).
-struct Existing {
-    std::map<uint64_t, uint64_t> pipeline_rows;      // pipeline id -> row
-    std::set<std::pair<uint64_t, uint32_t>> samples; // (pipeline id, sample)
-};
-
-Existing read_existing(const std::string &path, const HarvestConfig &config) {
+// What the file already holds (for --resume), once it is known to be this config's.
+HeldRecords read_existing(const std::string &path, const HarvestConfig &config) {
     const std::unique_ptr<ds::DatasetReader> reader = ds::DatasetReader::open(path);
     const ds::FileInfo &info = reader->info();
     const ds::FileInfo mine = harvest_file_info(config);
@@ -111,21 +106,12 @@ Existing read_existing(const std::string &path, const HarvestConfig &config) {
         throw UserError(path + ": made with a different config (seed, samples per pipeline, search, generator or "
                                "timing); --resume needs the same one (only --pipelines may grow)");
     }
-    if (info.pipeline_feature_version != mine.pipeline_feature_version ||
-        info.schedule_feature_version != mine.schedule_feature_version ||
-        info.pipeline_feature_names != mine.pipeline_feature_names ||
-        info.schedule_feature_names != mine.schedule_feature_names) {
+    if (!ds::same_features(info, mine)) {
         throw UserError(path + ": written with other feature versions than this build's; start a new file");
     }
     if (info.target != mine.target)
         throw UserError(path + ": written for target " + info.target + ", not " + mine.target);
-    Existing e;
-    const std::vector<ds::PipelineRecord> pipelines = reader->pipeline_summaries();
-    for (uint64_t r = 0; r < pipelines.size(); r++) e.pipeline_rows[pipelines[r].id] = r;
-    for (const ds::ScheduleRecord &s : reader->schedule_summaries()) {
-        e.samples.insert({pipelines[s.pipeline_row].id, s.sample});
-    }
-    return e;
+    return held_records(*reader);
 }
 
 // Writes finished jobs in job order (results may finish out of order).
@@ -141,7 +127,7 @@ Existing read_existing(const std::string &path, const HarvestConfig &config) {
 class InOrderWriter {
 public:
     InOrderWriter(ds::DatasetWriter &writer, const std::vector<PlannedPipeline> &plan, const std::vector<JobInfo> &jobs,
-                  const Existing &existing, int64_t integer_tolerance, bool recheck_strict, HarvestStats &stats,
+                  const HeldRecords &existing, int64_t integer_tolerance, bool recheck_strict, HarvestStats &stats,
                   const HarvestProgress &on_sample)
         : writer_(writer), plan_(plan), jobs_(jobs), rows_(existing.pipeline_rows), tolerance_(integer_tolerance),
           recheck_strict_(recheck_strict), stats_(stats), on_sample_(on_sample) {}
@@ -339,7 +325,7 @@ HarvestStats run_harvest(const HarvestConfig &config, const std::string &out_pat
                          const std::atomic<bool> *stop, const HarvestProgress &on_sample) {
     const auto start = Clock::now();
     HarvestStats stats;
-    const Existing existing = resume ? read_existing(out_path, config) : Existing();
+    const HeldRecords existing = resume ? read_existing(out_path, config) : HeldRecords();
     std::unique_ptr<ds::DatasetWriter> writer =
         resume ? ds::DatasetWriter::reopen(out_path) : ds::DatasetWriter::create(out_path, harvest_file_info(config));
 

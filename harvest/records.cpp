@@ -1,6 +1,7 @@
 #include "harvest/records.h"
 
 #include "common/wire.h"
+#include "datasets/reader.h"
 #include "featurize/function_dag.h"
 #include "featurize/pipeline_features.h"
 #include "featurize/schedule_features.h"
@@ -95,6 +96,15 @@ void record_times(const ss::JobResult &r, ds::ScheduleRecord &s) {
     const bool ok = s.status == ds::Status::Ok;
     s.runtime_min = ok ? r.timing.label_seconds : kNaN;
     s.runtime_median = ok ? r.timing.median_seconds : kNaN;
+}
+
+HeldRecords held_records(const ds::DatasetReader &reader) {
+    HeldRecords h;
+    const std::vector<ds::PipelineRecord> pipelines = reader.pipeline_summaries();
+    for (uint64_t r = 0; r < pipelines.size(); r++) h.pipeline_rows[pipelines[r].id] = r;
+    for (const ds::ScheduleRecord &s : reader.schedule_summaries())
+        h.samples.insert({pipelines[s.pipeline_row].id, s.sample});
+    return h;
 }
 
 } // namespace schedforge::harvest

@@ -6,8 +6,14 @@
 #include "datasets/schema.h"
 #include "sampler/benchmark_runner.h"
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
+
+namespace schedforge::datasets {
+class DatasetReader;
+} // namespace schedforge::datasets
 
 namespace schedforge::featurize {
 class FunctionDAG;
@@ -40,7 +46,15 @@ bool decode(const std::string &payload, SchedulePayload &p);
 datasets::Status dataset_status(sampler::JobStatus s);
 
 // Fills s's times, thread count and timing samples from the job that ran it, and its runtime
-// labels (min and median) if s.status is ok, else NaN. Set s.status first.
+// label (as the timing protocol defines it) and median if s.status is ok, else NaN. Set s.status
+// first.
 void record_times(const sampler::JobResult &r, datasets::ScheduleRecord &s);
+
+// What a file holds, by identity (what --resume need not run again).
+struct HeldRecords {
+    std::map<uint64_t, uint64_t> pipeline_rows;      // pipeline id -> row
+    std::set<std::pair<uint64_t, uint32_t>> samples; // (pipeline id, sample)
+};
+HeldRecords held_records(const datasets::DatasetReader &reader);
 
 } // namespace schedforge::harvest

@@ -13,9 +13,7 @@
 #include "sampler/output_check.h"
 
 #include <filesystem>
-#include <map>
 #include <optional>
-#include <set>
 #include <vector>
 
 namespace schedforge::harvest {
@@ -40,22 +38,15 @@ struct Pipeline {
     std::vector<std::pair<size_t, ss::JobResult>> waiting; // schedules done before their reference
 };
 
-// What a stopped or killed run left in the partial file (for --resume).
-struct Existing {
-    std::map<uint64_t, uint64_t> rows;               // pipeline id -> row
-    std::set<std::pair<uint64_t, uint32_t>> samples; // (pipeline id, sample)
-};
-
-Existing read_existing(const std::string &partial, const ds::FileInfo &mine) {
+// What a stopped or killed run left in the partial file (for --resume), once it is known to be
+// this run's.
+HeldRecords read_existing(const std::string &partial, const ds::FileInfo &mine) {
     const auto reader = ds::DatasetReader::open(partial);
     const ds::FileInfo &f = reader->info();
     std::string other;
     // A later build may continue (a long relabelling spans sessions) as long as its features are
     // the same; the file keeps the first run's producer_commit.
-    if (f.producer != mine.producer || f.pipeline_feature_names != mine.pipeline_feature_names ||
-        f.schedule_feature_names != mine.schedule_feature_names ||
-        f.pipeline_feature_version != mine.pipeline_feature_version ||
-        f.schedule_feature_version != mine.schedule_feature_version) {
+    if (f.producer != mine.producer || !ds::same_features(f, mine)) {
         other = "with other features or of another input file";
     } else if (f.hardware != mine.hardware) {
         other = "on another machine";
@@ -67,12 +58,7 @@ Existing read_existing(const std::string &partial, const ds::FileInfo &mine) {
         other = "of another input file";
     }
     if (!other.empty()) throw UserError(partial + ": left by a retime " + other + "; remove it to start again");
-    Existing e;
-    const std::vector<ds::PipelineRecord> pipelines = reader->pipeline_summaries();
-    for (uint64_t r = 0; r < pipelines.size(); r++) e.rows[pipelines[r].id] = r;
-    for (const ds::ScheduleRecord &s : reader->schedule_summaries())
-        e.samples.insert({pipelines[s.pipeline_row].id, s.sample});
-    return e;
+    return held_records(*reader);
 }
 
 } // namespace
@@ -100,7 +86,7 @@ RetimeReport retime_dataset(const std::string &input, const std::string &out, co
     info.producer +=
         " (timed again: the schedules of " + without_recompute_notes(in.producer) + " " + in.producer_commit + ")";
     const Halide::Target target(info.target);
-    const Existing existing = continuing ? read_existing(partial, info) : Existing();
+    const HeldRecords existing = continuing ? read_existing(partial, info) : HeldRecords();
 
     // Every record read and checked, and its jobs planned, before the first worker starts.
     const std::vector<ds::ScheduleRecord> summaries = reader->schedule_summaries();
@@ -117,8 +103,8 @@ RetimeReport retime_dataset(const std::string &input, const std::string &out, co
         for (size_t row = 0; row < pipelines.size(); row++) {
             Pipeline &p = pipelines[row];
             p.record = reader->pipeline(row);
-            const auto there = existing.rows.find(p.record.id);
-            if (there != existing.rows.end()) p.row = there->second;
+            const auto there = existing.pipeline_rows.find(p.record.id);
+            if (there != existing.pipeline_rows.end()) p.row = there->second;
             for (size_t s : of_pipeline[row]) {
                 if (existing.samples.count({p.record.id, summaries[s].sample})) {
                     report.resumed++;

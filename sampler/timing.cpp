@@ -1,5 +1,7 @@
 #include "sampler/timing.h"
 
+#include "common/statistics.h"
+
 #include "common/timing_note.h"
 
 #include <algorithm>
@@ -14,16 +16,6 @@
 #include <unistd.h>
 
 namespace schedforge::sampler {
-
-namespace {
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-} // namespace
 
 void summarize(TimingResult *r) {
     if (r->samples.empty()) {
@@ -71,7 +63,7 @@ TimingResult merge_rounds(const std::vector<TimingResult> &rounds) {
     }
     if (rounds.size() == 1) m.round_sizes.clear();
     m.contended = !rounds.empty() && 2 * contended >= int(rounds.size());
-    m.cpu_wait = waits.empty() ? 0 : median(waits);
+    m.cpu_wait = median(waits);
     summarize(&m);
     return m;
 }
