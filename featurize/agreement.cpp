@@ -20,6 +20,8 @@ struct Compared {
 const Compared kCompared[] = {
     {"num_realizations", &ScheduleFeatures::num_realizations, true,
      [](const FuncStat &f, const StageStat &) { return double(f.num_realizations); }},
+    {"heap_realizations", &ScheduleFeatures::heap_realizations, true,
+     [](const FuncStat &f, const StageStat &) { return double(f.heap_realizations); }},
     {"num_productions", &ScheduleFeatures::num_productions, true,
      [](const FuncStat &f, const StageStat &) { return double(f.num_productions); }},
     {"points_computed_total", &ScheduleFeatures::points_computed_total, false,

@@ -20,7 +20,8 @@
 // many times inside a task (a small block per iteration of a consumer, where register blocking
 // puts reductions): lines written per realization are the realization's, not the whole
 // task's (terms 15-17); reads that fit in cache are cold once per task, not once per
-// realization (terms 4 and 5); and realizations Halide keeps on the stack cost no malloc (23).
+// realization (terms 4 and 5); and only realizations Halide allocates with halide_malloc cost a
+// malloc (23: heap_realizations, which also counts small ones sized at run time).
 // Without them such blocks cost 10-100x their lines, and the search never chose them.
 #pragma once
 
@@ -85,7 +86,7 @@ struct CostTermInputs {
         vector_size, num_vectors, num_scalars, scalar_loads_per_vector, vector_loads_per_vector,
         scalar_loads_per_scalar, unique_bytes_read_per_vector, unique_lines_read_per_vector, unique_bytes_read_per_task,
         unique_lines_read_per_task, bytes_at_task, innermost_bytes_at_task, working_set, bytes_read_past_cache,
-        bytes_read_from_memory, library_calls, accumulator_bytes_spilled;
+        bytes_read_from_memory, library_calls, accumulator_bytes_spilled, heap_realizations;
     T is_output; // 1 for the pipeline's outputs, else 0
     T num_cores;
 };
@@ -120,6 +121,7 @@ CostTermInputs<T> cost_term_inputs(Feature feature, T is_output, T num_cores) {
             feature(I::bytes_read_from_memory),
             feature(I::library_calls),
             feature(I::accumulator_bytes_spilled),
+            feature(I::heap_realizations),
             is_output,
             num_cores};
 }
@@ -160,8 +162,6 @@ inline constexpr float kFreshAllocationBytes = 128 * 1024; // float: Halide Expr
 // A realization whose reads fit in this much cache (a core's L2 on current x86 servers) leaves
 // them there for the next realization in the same task.
 inline constexpr float kReuseCacheBytes = 1024 * 1024;
-// Halide keeps constant-size allocations up to this size on the stack: no malloc.
-inline constexpr float kStackAllocationBytes = 16 * 1024;
 template<typename T>
 T parallel_speedup(const CostTermInputs<T> &x) {
     return min_value(max_value(x.inner_parallelism * x.outer_parallelism, x.num_cores * 0 + 1), x.num_cores);
@@ -226,7 +226,7 @@ std::array<T, kNumCostTerms> cost_terms(const CostTermInputs<T> &x) {
     // the system, each run faults them in again, at a cost per byte that varies from machine to
     // machine by two orders (calibrate measures it).
     t[22] = select_value(output || x.bytes_at_realization < kFreshAllocationBytes, zero, x.bytes_at_realization);
-    t[23] = select_value(x.bytes_at_realization <= kStackAllocationBytes, zero, x.num_realizations);
+    t[23] = x.heap_realizations;
     t[24] = select_value(parallel, x.num_productions, zero);
     t[25] = x.num_productions * (x.inner_parallelism - 1);
     t[26] = x.working_set;

@@ -402,6 +402,10 @@ SymbolicBound::SymbolicBound(const Expr &e, const std::vector<std::string> &symb
         LetValues lets;
         eval_expr(expr_, symbols_, std::vector<int64_t>(symbols_.size(), 0), lets);
     }
+    for (size_t i = 0; i < symbols_.size() && i / 2 < 64; i++) {
+        const bool reads = affine_ ? coeffs_[i] != 0 : Halide::Internal::expr_uses_var(expr_, symbols_[i]);
+        if (reads) loops_read_ |= uint64_t(1) << (i / 2);
+    }
 }
 
 int64_t SymbolicBound::eval(const Region &loop_bounds) const {
@@ -825,6 +829,32 @@ struct PendingBound {
     Expr expr;
 };
 
+// Whether `e` reads a variable other than `symbols` and its own lets: a parameter or a buffer's
+// field, a value known only at run time.
+bool reads_other_than(const Expr &e, const std::vector<std::string> &symbols) {
+    class Reads : public IRVisitor {
+    public:
+        explicit Reads(const std::vector<std::string> &s) : symbols(s) {}
+        const std::vector<std::string> &symbols;
+        std::set<std::string> lets;
+        bool other = false;
+
+    private:
+        using IRVisitor::visit;
+        void visit(const Let *op) override {
+            op->value.accept(this);
+            lets.insert(op->name);
+            op->body.accept(this);
+        }
+        void visit(const Variable *op) override {
+            if (!lets.count(op->name) && std::find(symbols.begin(), symbols.end(), op->name) == symbols.end())
+                other = true;
+        }
+    } reads(symbols);
+    e.accept(&reads);
+    return reads.other;
+}
+
 // Settles edge `ei`'s pending bounds as constants, now that its consumer stage's loop bounds at
 // root are known: the bound there (it covers every tile of the consumer), else the producer's
 // estimates, else the consumer's own extent along the same dimension.
@@ -857,6 +887,7 @@ void settle_bounds(FunctionDAG &dag, const std::vector<PendingBound> &pending, i
                                       " (no estimates to fall back on)");
         }
         SymbolicBound b(Expr(*v), symbols);
+        b.set_reads_run_time_values(true); // unbounded, or beyond what the evaluator takes
         (p.is_max ? e.region[p.dim].second : e.region[p.dim].first) = std::move(b);
     }
 }
@@ -1147,7 +1178,9 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 auto bound = [&](const Expr &x, size_t d, bool is_max) {
                     if (x.defined() && !x.same_as(Interval::neg_inf()) && !x.same_as(Interval::pos_inf())) {
                         try {
-                            return SymbolicBound(with_estimates(x), symbols);
+                            SymbolicBound b(with_estimates(x), symbols);
+                            b.set_reads_run_time_values(reads_other_than(x, symbols));
+                            return b;
                         } catch (const UnsupportedPipeline &) {
                         }
                     }

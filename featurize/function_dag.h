@@ -65,6 +65,12 @@ public:
     // For concrete loop bounds of the stage, innermost first (one Span per loop).
     int64_t eval(const Region &loop_bounds) const;
     bool is_affine() const { return affine_; }
+    // Bit l set where the bound reads loop l's min or max.
+    uint64_t loops_read() const { return loops_read_; }
+    // Whether Halide's bound reads values known only at run time (the pipeline's parameters, an
+    // input's extent, or none: an index read from data), which the estimates stand in for here.
+    bool reads_run_time_values() const { return run_time_; }
+    void set_reads_run_time_values(bool v) { run_time_ = v; }
     const Halide::Expr &expr() const { return expr_; }
 
 private:
@@ -73,6 +79,8 @@ private:
     bool affine_ = false;
     std::vector<int64_t> coeffs_; // per symbol, when affine
     int64_t constant_ = 0;
+    uint64_t loops_read_ = 0;
+    bool run_time_ = false;
 };
 
 // d(producer coordinate) / d(consumer loop variable): an exact rational, or unknown (the

@@ -621,6 +621,133 @@ int64_t LoopNestBounds::extent_above(StageRef s, int level, int loop) {
     return outer;
 }
 
+std::vector<LoopNestBounds::Size> LoopNestBounds::span_sizes(StageRef s, int level) {
+    const Stage &st = stage_of(dag_, s);
+    const StageTiling &t = nest_.funcs[size_t(s.node)].stages[size_t(s.stage)];
+    const Site &site = nest_.compute_site(s);
+    // The production's spans: at root, a pure loop runs over the pipeline's size, a run-time
+    // value; inside a consumer, over a region sized as that site sizes it. Reduction domains
+    // have constant extents in the pipelines we generate.
+    std::vector<Size> v(st.loops.size(), Size::Constant);
+    const std::vector<Size> *dims = site.kind == Site::At ? &dim_sizes(s.node, site) : nullptr;
+    for (size_t l = 0; l < st.loops.size(); l++) {
+        if (!st.loops[l].is_rvar) v[l] = dims ? (*dims)[size_t(st.loops[l].dim)] : Size::Unbounded;
+    }
+    // Down the levels: a loop one wide at a level spans one point there; a shifted split spans
+    // whole tiles; a guarded one ends in a partial tile (at most a tile: bounded) unless its
+    // tiles divide a constant span (Halide's simplifier then proves the guard away).
+    const bool guarded = guards_tails(dag_, nest_, s);
+    const int deepest = std::min(level, int(t.tiles.size()) - 1);
+    for (size_t l = 0; l < st.loops.size(); l++) {
+        for (int k = 0; k <= deepest; k++) {
+            const int64_t tile = t.tiles[size_t(k)][l];
+            if (tile == 1 || (splits(s, k, int(l)) && !guarded)) {
+                v[l] = Size::Constant;
+            } else if (splits(s, k, int(l))) {
+                const bool divides = v[l] == Size::Constant && extent_above(s, k, int(l)) % tile == 0;
+                v[l] = divides ? Size::Constant : Size::Bounded;
+            }
+        }
+        if (level >= int(t.tiles.size())) v[l] = Size::Constant; // the point level: one vector or point
+    }
+    return v;
+}
+
+void LoopNestBounds::size_reads(int node, const Site &site, std::vector<Size> &dims) {
+    auto raise = [](Size &d, Size to) { d = std::max(d, to); };
+    for (int ei : dag_.nodes[size_t(node)].outgoing_edges) {
+        const Edge &e = dag_.edges[size_t(ei)];
+        const StageRef c{e.consumer_node, e.consumer_stage};
+        const bool host = site.kind == Site::At && c == site.stage && !nest_.inlined(c.node);
+        if (!nest_.scheduled(c.node) ||
+            (site.kind == Site::At && !host && !nest_.inlined(c.node) && !stage_within(nest_, c, site)))
+            continue;
+        const Stage &st = stage_of(dag_, c);
+        uint64_t pure = 0;
+        for (size_t l = 0; l < st.loops.size() && l < 64; l++) {
+            if (!st.loops[l].is_rvar) pure |= uint64_t(1) << l;
+        }
+        // A bound on a run-time value (an input's extent, a data-dependent index clamped to one).
+        for (size_t d = 0; d < dims.size() && d < e.region.size(); d++) {
+            if (e.region[d].first.reads_run_time_values() || e.region[d].second.reads_run_time_values())
+                raise(dims[d], Size::Unbounded);
+        }
+        if (site.kind != Site::At) {
+            for (size_t d = 0; d < dims.size() && d < e.region.size(); d++) {
+                if ((e.region[d].first.loops_read() | e.region[d].second.loops_read()) & pure)
+                    raise(dims[d], Size::Unbounded);
+            }
+            continue;
+        }
+        // A reader realized within the site passes on how its own region is sized, along the
+        // loops the bound reads.
+        if (!host) {
+            const std::vector<Size> &reader = dim_sizes(c.node, nest_.inlined(c.node) ? site : nest_.compute_site(c));
+            for (size_t d = 0; d < dims.size() && d < e.region.size(); d++) {
+                const uint64_t loops = e.region[d].first.loops_read() | e.region[d].second.loops_read();
+                for (size_t l = 0; l < st.loops.size() && l < 64; l++) {
+                    const int cd = st.loops[l].dim;
+                    if ((loops >> l & 1) && cd >= 0 && size_t(cd) < reader.size()) raise(dims[d], reader[size_t(cd)]);
+                }
+            }
+        }
+        // Bounds that are not affine (a division, a clamp) give a constant extent only where it
+        // is the same wherever the tile starts (the pipeline's own origin is a run-time value):
+        // compare the reader's tile here with it shifted by one to three points.
+        const Region loops = host ? tile_bounds(c, site.level) : loop_bounds_at(c, site);
+        const Region here = e.required(loops);
+        for (int64_t shift = 1; shift <= 3; shift++) {
+            Region moved = loops;
+            for (size_t l = 0; l < moved.size(); l++) {
+                if (pure >> l & 1) moved[l].min += shift, moved[l].max += shift;
+            }
+            const Region there = e.required(moved);
+            for (size_t d = 0; d < dims.size() && d < e.region.size(); d++) {
+                const bool affine = e.region[d].first.is_affine() && e.region[d].second.is_affine();
+                if (!affine && here[d].extent() != there[d].extent()) raise(dims[d], Size::Bounded);
+            }
+        }
+    }
+}
+
+const std::vector<LoopNestBounds::Size> &LoopNestBounds::dim_sizes(int node, const Site &site) {
+    for (const auto &v : sizes_) {
+        if (v->node == node && v->site == site) return v->dims;
+    }
+    const Region base = region(node, site);
+    std::vector<Size> dims(base.size(), Size::Constant);
+    size_reads(node, site, dims);
+    const std::vector<Size> spans = span_sizes(site.stage, site.level);
+    if (std::any_of(spans.begin(), spans.end(), [](Size z) { return z != Size::Constant; })) {
+        // Widen every varying span of the host's tile by one and see which extents follow.
+        Region tile = tile_bounds(site.stage, site.level);
+        for (size_t l = 0; l < tile.size(); l++) {
+            if (spans[l] != Size::Constant) tile[l].max++;
+        }
+        LoopNestBounds widened(*this, PinnedTile{site.stage, site.level, std::move(tile)});
+        const Region &r = widened.region(node, site);
+        for (size_t d = 0; d < dims.size() && d < r.size(); d++) {
+            if (r[d].extent() == base[d].extent()) continue;
+            // It moved with the widened spans together: it takes the loosest of their sizings.
+            Size most = Size::Constant;
+            for (size_t l = 0; l < spans.size(); l++) most = std::max(most, spans[l]);
+            dims[d] = std::max(dims[d], most);
+        }
+    }
+    sizes_.push_back(std::make_unique<Sizes>(Sizes{node, site, std::move(dims)}));
+    return sizes_.back()->dims;
+}
+
+LoopNestBounds::Size LoopNestBounds::allocation_size(int node, const Site &site) {
+    if (site.kind != Site::At) {
+        std::vector<Size> dims(dag_.nodes[size_t(node)].region_at_root.size(), Size::Constant);
+        size_reads(node, site, dims);
+        return dims.empty() ? Size::Constant : *std::max_element(dims.begin(), dims.end());
+    }
+    const std::vector<Size> &dims = dim_sizes(node, site);
+    return dims.empty() ? Size::Constant : *std::max_element(dims.begin(), dims.end());
+}
+
 int64_t LoopNestBounds::trips(StageRef s, int level, int loop) {
     const int64_t outer = extent_above(s, level, loop);
     return ceil_div(outer, tile_extent(s, level, size_t(loop), outer));

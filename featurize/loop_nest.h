@@ -220,6 +220,17 @@ public:
     };
     GuardedVectors guarded_vectors(StageRef s);
 
+    // How Halide 14 sizes the allocation of `node` at `site`: a constant, or at run time where
+    // its region follows a span of the host's loops that changes from one iteration to the
+    // next: a tile cut short by a guarded tail or a division's rounding (Bounded: Halide can
+    // bound it by a constant), or a loop left whole over a production sized by the pipeline's
+    // own run-time size, or a bound on other run-time values (an input's extent, an index read
+    // from data: Unbounded). Root allocations that read a loop of their readers are Unbounded.
+    // Halide keeps Bounded ones up to 128 bytes on the stack; the others come from halide_malloc
+    // in every realization, however small.
+    enum class Size : uint8_t { Constant, Bounded, Unbounded };
+    Size allocation_size(int node, const Site &site);
+
     // What a stage computes and a Func allocates over the whole run. Regions inside a loop nest
     // vary from tile to tile (partial tails, clamped edges), so one representative tile does
     // not give them: every compute site is evaluated per class of its host's tiles
@@ -281,6 +292,24 @@ private:
         Region bounds;
     };
     const Cached &cached(int node, const Site &site); // At sites only
+    // Per loop of a stage (innermost first), how its span per iteration of tiling level `level`
+    // is sized (allocation_size).
+    std::vector<Size> span_sizes(StageRef s, int level);
+    // Raises the dimensions of `node` whose bounds, in a read by a scheduled stage within
+    // `site` (any stage at root), move with a pure loop of the reader so that Halide sizes them
+    // at run time: any bound at root (the pipeline's size is a run-time value), a bound on
+    // other run-time values, and how a reader realized within the site is itself sized
+    // (Unbounded or Bounded); a bound that is not affine (a division, a clamp) and changes with
+    // where the tile starts (Bounded).
+    void size_reads(int node, const Site &site, std::vector<Size> &dims);
+    // Per dimension of `node`'s region at an At site, how its extent is sized.
+    const std::vector<Size> &dim_sizes(int node, const Site &site);
+    struct Sizes {
+        int node = -1;
+        Site site;
+        std::vector<Size> dims;
+    };
+    std::vector<std::unique_ptr<Sizes>> sizes_;
     // Few entries are made per object (children made per tile class touch only a site's Funcs),
     // so they are found by a linear search; pointers keep returned references valid.
     std::vector<std::unique_ptr<Cached>> regions_;

@@ -2,6 +2,8 @@
 // interprets its control flow on integers. See lowered_stats.h for what is measured and how.
 #include "featurize/lowered_stats.h"
 
+#include "featurize/schedule_features.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -691,6 +693,20 @@ private:
         walk(op->body, c);
     }
 
+    // As Halide 14's code generator decides: the stack takes a size known at compile time up to
+    // its limit (smaller run-time sizes were already bounded by a constant in lowering).
+    static bool on_heap(const Allocate *op) {
+        if (op->memory_type != MemoryType::Auto && op->memory_type != MemoryType::Heap) return false;
+        if (op->memory_type == MemoryType::Heap) return true;
+        int64_t bytes = op->type.bytes();
+        for (const Expr &e : op->extents) {
+            const int64_t *k = as_const_int(e);
+            if (!k) return true;
+            bytes *= *k;
+        }
+        return bytes > int64_t(kStackAllocationBytes);
+    }
+
     void allocate(const Allocate *op, const Ctx &c) {
         if (const std::pair<int, int> *owner = buffer_owner(op->name)) {
             FuncState &fs = funcs_[size_t(owner->first)];
@@ -706,10 +722,12 @@ private:
             }
             if (!cond) {
                 mark(f.unknown, "num_realizations", why);
+                mark(f.unknown, "heap_realizations", why);
                 mark(f.unknown, "bytes_at_realization", why);
             } else if (cond->truth()) {
                 // Tuple elements are allocated side by side: one realization per element 0.
                 if (owner->second == 0) f.num_realizations += c.mult;
+                if (owner->second == 0 && on_heap(op)) f.heap_realizations += c.mult;
                 int64_t bytes = op->type.bytes();
                 for (const Expr &e : op->extents) {
                     std::optional<Val> v = eval_.try_eval(e, why);
@@ -879,9 +897,9 @@ std::string LoweredStats::describe() const {
         for (const auto &[measure, why] : u) o << "    unknown " << measure << ": " << why << "\n";
     };
     for (const auto &[name, f] : funcs) {
-        o << "func " << name << (f.is_output ? " (output)" : "") << " realizations " << f.num_realizations
-          << " productions " << f.num_productions << " outer_parallelism " << f.outer_parallelism << " bytes "
-          << f.bytes_at_realization << "\n";
+        o << "func " << name << (f.is_output ? " (output)" : "") << " realizations " << f.num_realizations << " (heap "
+          << f.heap_realizations << ") productions " << f.num_productions << " outer_parallelism "
+          << f.outer_parallelism << " bytes " << f.bytes_at_realization << "\n";
         unknowns(f.unknown);
     }
     for (const auto &[name, s] : stages) {

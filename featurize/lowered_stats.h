@@ -75,6 +75,9 @@ struct LoweredFuncStats {
     bool is_output = false;
     // Times its storage is allocated (executions of its Allocate); 1 for an output buffer.
     int64_t num_realizations = 0;
+    // Of those, the ones Halide allocates with halide_malloc: a size not constant in the lowered
+    // code, or a constant one over 16 KiB (Halide 14's stack limit); never the output's.
+    int64_t heap_realizations = 0;
     int64_t num_productions = 0; // times its producer block runs; 0 when inlined
     // Product of the extents of the parallel loops enclosing a production (the largest over
     // productions); 1 at root, 0 if never produced.

@@ -57,6 +57,14 @@
 //     whole run; else 0 (a reduction loop inside the vector keeps it in registers, a small block
 //     in L1). A matrix product whose reduction runs outside a 48 KiB tile of its output ran 3.6x
 //     slower than the same product accumulating in a tile of registers.
+//   - heap_realizations (not in the paper): the realizations Halide 14 allocates with
+//     halide_malloc (and frees) rather than on the stack: those over kStackAllocationBytes, and
+//     those whose size it computes at run time (LoopNestBounds::allocation_size_varies: a Func
+//     computed inside a guarded tile, or inside a loop left whole over the pipeline's run-time
+//     size) over kBoundedAllocationBytes; the output's buffer is the caller's. A 48 x 3 float
+//     block of a channel mix computed per 16 pixels of a pooling update's guarded loop was
+//     allocated 4,560 times a run, each a malloc and a free (about 11 ns a pair alone, and such
+//     a block stays in memory where a constant-size one can live in registers).
 // Partial states (§3.2): only scheduled stages get features. Unscheduled producers are read like
 // inputs, optimistically: their allocation is what one innermost tile needs, and every vector
 // load from them is dense.
@@ -120,7 +128,8 @@ class LoopNest;
     X(bytes_read_from_memory, "bytes read from producers evicted from the last-level cache before the read (below)")   \
     X(library_calls, "per-lane calls into the C math library and integer divisions made lane by lane, weighted by "    \
                      "their cost relative to sinf (below)")                                                            \
-    X(accumulator_bytes_spilled, "an update's accumulator bytes loaded and stored past L1 (below)")
+    X(accumulator_bytes_spilled, "an update's accumulator bytes loaded and stored past L1 (below)")                    \
+    X(heap_realizations, "realizations allocated with halide_malloc: over 16 KiB, or sized at run time (below)")
 
 // The cache a core reuses data from between iterations of its loops: the L2 of current x86 servers.
 inline constexpr double kCoreCacheBytes = 1024 * 1024;
@@ -131,6 +140,11 @@ inline constexpr double kL1Bytes = 32 * 1024;
 // memory. Servers have 1.5-4 MiB of L3 per core; this machine kind's knee (a streaming read by
 // one core, measured with the others idle) lies between 12 and 24 MiB of its 32 MiB L3.
 inline constexpr double kSharedCacheBytesPerCore = 16 * 1024 * 1024;
+// Halide keeps allocations of a constant size up to this on the stack: no malloc.
+inline constexpr float kStackAllocationBytes = 16 * 1024; // float: Halide Exprs compare with it
+// Halide rounds an allocation sized at run time up to a constant, and keeps it on the stack, only
+// when it can bound it by this (Halide 14's bound_small_allocations pass); larger ones are mallocs.
+inline constexpr double kBoundedAllocationBytes = 128;
 
 #define SCHEDFORGE_COUNT(name, doc) +1
 inline constexpr int kNumScheduleFeatures = 0 SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_COUNT);
@@ -161,7 +175,9 @@ struct ScheduleFeatures {
     // 9: unique_{bytes,lines}_read_per_vector count a producer read at places far apart (a Func
     // times its own transpose) call by call, not as the box that holds every call, and a call
     // with an unknown slope along the vector (a mirrored index) as a point per lane.
-    static int version() { return 9; }
+    // 10: heap_realizations (new), which the malloc cost term counts instead of every
+    // realization over 16 KiB.
+    static int version() { return 10; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();

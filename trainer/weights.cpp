@@ -38,13 +38,12 @@ std::string one_line(std::string s) {
 }
 
 // Networks of earlier schedule feature versions: each added features and terms at the end only
-// (versions 5 to 9 none), so their weights load widened, the new entries zero, and predict what they
-// did (on features whose meaning may since have changed: retrain to follow them). Versions 1-3
-// were never trained with a correction bound; should a later version add terms, widening a
-// bounded file (version 4 on) must also set the new terms' term_log_scale to log(kMinCoefficient), as
-// from_coefficients does for a zero coefficient: a zero row gives a bounded multiplier of about
-// 0.67, not 0, and the new terms would be priced at 0.67 ns per unit (held-out R² of v6 fell to
-// -1.27 when this was tried).
+// (versions 5 to 9 none; 10 a feature, no term), so their weights load widened, the new entries zero, and predict what
+// they did (on features whose meaning may since have changed: retrain to follow them). Versions 1-3 were never trained
+// with a correction bound; should a later version add terms, widening a bounded file (version 4 on) must also set the
+// new terms' term_log_scale to log(kMinCoefficient), as from_coefficients does for a zero coefficient: a zero row gives
+// a bounded multiplier of about 0.67, not 0, and the new terms would be priced at 0.67 ns per unit (held-out R² of v6
+// fell to -1.27 when this was tried).
 struct LegacyNetwork {
     int schedule_feature_version, schedule_features, terms;
 };
@@ -57,8 +56,9 @@ constexpr LegacyNetwork kLegacyNetworks[] = {
     {6, 43, 31}, // before library calls hoisted out of loops they do not depend on
     {7, 43, 31}, // before 64-bit divisions by constants in library_calls
     {8, 43, 31}, // before per-vector footprints counted call by call
+    {9, 43, 31}, // before heap_realizations (term 23 counted every realization over 16 KiB)
 };
-static_assert(kScheduleFeatures == 43 && kTerms == 31, "add the previous network to kLegacyNetworks");
+static_assert(kScheduleFeatures == 44 && kTerms == 31, "add the previous network to kLegacyNetworks");
 
 TensorShape legacy_shape(TensorShape shape, const LegacyNetwork &legacy) {
     for (int &d : shape.dims) {

@@ -79,12 +79,16 @@ TEST(FeatureAgreement, CountingFeaturesAgreeWithLoweredCode) {
     EXPECT_LT(report.unknown, 5); // the oracle cannot measure a few (data-dependent bounds)
     // Each feature is held near its measured level on these 40 schedules (the counts and
     // parallelism agree on every stage, points and bytes on 98.9% and 99.3% of them, whole
-    // vectors on 99.7%, scalar and predicated lanes on 99.2%), so that a regression in any one
-    // fails here.
+    // vectors on 99.7%, scalar and predicated lanes on 99.2%, heap realizations on 90.2%), so
+    // that a regression in any one fails here. Heap realizations miss where Halide sizes a
+    // region read through a clamp at run time (input wrappers realized inside a consumer, which
+    // random nests make and the search never does) and where loop partitioning gives a tail
+    // its own constant-size copy.
     const std::map<std::string, double> floor = {
         {"num_realizations", 1.0},       {"num_productions", 1.0}, {"inner_parallelism", 1.0},
         {"outer_parallelism", 1.0},      {"vector_size", 1.0},     {"points_computed_total", 0.98},
-        {"bytes_at_realization", 0.985}, {"num_vectors", 0.995},   {"num_scalars", 0.99}};
+        {"bytes_at_realization", 0.985}, {"num_vectors", 0.995},   {"num_scalars", 0.99},
+        {"heap_realizations", 0.89}};
     for (const FeatureAgreement &a : report.features) {
         EXPECT_GT(a.compared, 200) << a.feature;
         ASSERT_TRUE(floor.count(a.feature)) << a.feature << " has no agreement floor";

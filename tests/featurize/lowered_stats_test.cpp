@@ -235,6 +235,30 @@ TEST(LoweredStats, MatmulTiledWithVectorizedAndUnrolledStages) {
     EXPECT_EQ(s.stage(m.out.name(), 0).vector_size, 8);
 }
 
+// Halide allocates blur_x with halide_malloc per tile when its size follows the output's
+// run-time width (x left whole), on the stack when each tile's is the same constant.
+TEST(LoweredStats, AllocationsSizedAtRunTimeComeFromTheHeap) {
+    {
+        Blur b;
+        b.by.split(b.y, b.yo, b.yi, 8);
+        b.bx.compute_at(b.by, b.yo);
+        const LoweredStats s = measure(b.by, b.dag);
+        EXPECT_EQ(s.func(b.bx.name()).num_realizations, 6) << s.describe();
+        EXPECT_EQ(s.func(b.bx.name()).heap_realizations, 6) << s.stmt;
+        EXPECT_EQ(s.func(b.by.name()).heap_realizations, 0); // the output: the caller's buffer
+    }
+    {
+        Blur b;
+        Var xo("xo"), xi("xi");
+        b.by.tile(b.x, b.y, xo, b.yo, xi, b.yi, 16, 8, TailStrategy::ShiftInwards);
+        b.bx.compute_at(b.by, xo);
+        const LoweredStats s = measure(b.by, b.dag);
+        EXPECT_EQ(s.func(b.bx.name()).num_realizations, 4 * 6) << s.describe();
+        EXPECT_EQ(s.func(b.bx.name()).bytes_at_realization, 16 * 10 * 2);
+        EXPECT_EQ(s.func(b.bx.name()).heap_realizations, 0) << s.stmt;
+    }
+}
+
 TEST(LoweredStats, GuardWithIfTailsAreCountedExactly) {
     ImageParam in(Int(32), 1, "in");
     Var x("x"), xo("xo"), xi("xi");

@@ -58,19 +58,20 @@ struct Blur : testing::BlurPipeline {
 };
 
 TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
-    EXPECT_EQ(ScheduleFeatures::num_features(), 43);
+    EXPECT_EQ(ScheduleFeatures::num_features(), 44);
     const std::vector<std::string> &names = ScheduleFeatures::names();
-    ASSERT_EQ(names.size(), 43u);
-    EXPECT_EQ(ScheduleFeatures::descriptions().size(), 43u);
-    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 43u);
+    ASSERT_EQ(names.size(), 44u);
+    EXPECT_EQ(ScheduleFeatures::descriptions().size(), 44u);
+    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 44u);
     EXPECT_EQ(names.front(), "num_realizations");
     EXPECT_EQ(names[21], "vector_size");
     EXPECT_EQ(names[38], "working_set_at_root");
     EXPECT_EQ(names[39], "bytes_read_past_cache");
     EXPECT_EQ(names[40], "bytes_read_from_memory");
     EXPECT_EQ(names[41], "library_calls");
-    EXPECT_EQ(names.back(), "accumulator_bytes_spilled");
-    EXPECT_EQ(ScheduleFeatures::version(), 9);
+    EXPECT_EQ(names[42], "accumulator_bytes_spilled");
+    EXPECT_EQ(names.back(), "heap_realizations");
+    EXPECT_EQ(ScheduleFeatures::version(), 10);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -236,6 +237,7 @@ TEST(ScheduleFeatures, GoldenBlur) {
         EXPECT_EQ(f.inner_parallelism, 1);
         EXPECT_EQ(f.outer_parallelism, 12);
         EXPECT_EQ(f.bytes_at_realization, 640);
+        EXPECT_EQ(f.heap_realizations, 0); // the same 32 x 10 in every tile: on the stack
         EXPECT_EQ(f.bytes_at_root, 64 * 50 * 2);
         EXPECT_EQ(f.innermost_bytes_at_production, 64);
         // in (through the inlined in_im): 34 x 10 per tile; its whole buffer is 66 x 50.
@@ -372,6 +374,40 @@ TEST(ScheduleFeatures, GoldenMatmulRegisterBlock) {
     // Every block up to the task fits in the cache: each task reads its operands once.
     EXPECT_EQ(f.bytes_read_past_cache, 32 * (32 * 8 + 16 * 32) * 4);
     EXPECT_EQ(f.accumulator_bytes_spilled, 0); // k sweeps a 512-byte block: it stays in L1
+}
+
+// Halide allocates a Func computed inside a consumer's loops on the stack when its size is a
+// constant; it calls halide_malloc in every realization when the size follows a run-time value
+// (a loop left whole over the pipeline's width), and when it follows a guarded tail, unless
+// Halide can bound it by 128 bytes.
+TEST(ScheduleFeatures, HeapRealizationsAreThoseSizedAtRunTime) {
+    Blur b;
+    LoopNest whole_rows = b.tiled();
+    whole_rows.funcs[size_t(b.blur_y)].stages[0].tiles = {{64, 8}}; // x unsplit: the output's width
+    const ScheduleFeatures &rows = features(compute_schedule_features(b.dag, whole_rows, kAvx2), b.blur_x);
+    EXPECT_EQ(rows.num_realizations, 6);
+    EXPECT_EQ(rows.heap_realizations, 6);
+    EXPECT_EQ(features(compute_schedule_features(b.dag, b.tiled(), kAvx2), b.blur_x).heap_realizations, 0);
+
+    // B's wrapper per 8 x 8 block of the matmul's update (guarded tails): k x 8 columns of B.
+    auto heap_of_b = [](int depth) {
+        Matmul m(depth, 64);
+        LoopNest n(m.dag);
+        n.funcs[size_t(m.node)] = {
+            Site::root(), Site::root(), {{{}, 0, 8, false, false}, {{{depth, 8, 8}}, 1, 8, false, false}}};
+        for (size_t i = 0; i < m.dag.nodes.size(); i++) {
+            if (can_inline(m.dag, int(i))) n.funcs[i] = {Site::inlined(), Site::inlined(), {}};
+        }
+        const int b_im = node_of(m.dag, "B_im");
+        n.funcs[size_t(b_im)] = {Site::at({m.node, 1}, 0), Site::at({m.node, 1}, 0), {{{}, 0, 8, false, false}}};
+        EXPECT_EQ(n.validate(m.dag), "");
+        const ScheduleFeatures &f = features(compute_schedule_features(m.dag, n, kAvx2), b_im);
+        EXPECT_EQ(f.num_realizations, 8 * 8);
+        EXPECT_EQ(f.bytes_at_realization, depth * 8 * 4);
+        return f.heap_realizations;
+    };
+    EXPECT_EQ(heap_of_b(32), 8 * 8); // 1 KiB: malloc'd
+    EXPECT_EQ(heap_of_b(4), 0);      // 128 bytes: bounded, on the stack
 }
 
 // A 1024 x 1024 matmul whose k loop runs around blocks of out: a block of 128 x 64 floats (32

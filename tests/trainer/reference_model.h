@@ -123,6 +123,8 @@ inline void synthetic_stage(gen::Rng &rng, float *x) {
     x[I::inner_parallelism] = float(rng.uniform_int(1, 32));
     x[I::outer_parallelism] = float(rng.uniform_int(1, 4));
     x[I::inlined_calls] = rng.chance(0.2) ? float(log_uniform(rng, 1, 1e4)) : 0;
+    // A Func's realizations all come from the heap or none do (the featurizer's rule).
+    x[I::heap_realizations] = rng.chance(0.3) ? x[I::num_realizations] : 0;
 }
 
 inline StateBatch synthetic_states(gen::Rng &rng, int states, int stages, bool with_unscheduled = true) {
