@@ -24,11 +24,21 @@ using namespace Halide::Internal;
 // Replaces parameter-derived variables (buffer mins and extents, scalar params) with their
 // estimates, so regions and reduction bounds depend on loop bounds alone.
 class SubstituteEstimates : public IRMutator {
+public:
+    bool substituted = false; // some run-time value was replaced by its estimate
+
+private:
     using IRMutator::visit;
 
     Expr visit(const Variable *op) override {
-        if (op->param.defined()) return from_param(op, op->param);
-        if (op->image.defined()) return from_buffer(op->name, op->image);
+        if (op->param.defined()) {
+            substituted = true;
+            return from_param(op, op->param);
+        }
+        if (op->image.defined()) {
+            substituted = true;
+            return from_buffer(op->name, op->image);
+        }
         return op;
     }
 
@@ -73,6 +83,14 @@ class SubstituteEstimates : public IRMutator {
 };
 
 Expr with_estimates(const Expr &e) { return e.defined() ? simplify(SubstituteEstimates().mutate(e)) : e; }
+
+// The same, saying whether `e` read a value known only at run time (a parameter, a buffer's field).
+Expr with_estimates(const Expr &e, bool &read_run_time) {
+    SubstituteEstimates estimates;
+    const Expr out = e.defined() ? simplify(estimates.mutate(e)) : e;
+    read_run_time = estimates.substituted;
+    return out;
+}
 
 int64_t const_int(const Expr &e, const std::string &what) {
     const Expr s = simplify(e);
@@ -829,32 +847,6 @@ struct PendingBound {
     Expr expr;
 };
 
-// Whether `e` reads a variable other than `symbols` and its own lets: a parameter or a buffer's
-// field, a value known only at run time.
-bool reads_other_than(const Expr &e, const std::vector<std::string> &symbols) {
-    class Reads : public IRVisitor {
-    public:
-        explicit Reads(const std::vector<std::string> &s) : symbols(s) {}
-        const std::vector<std::string> &symbols;
-        std::set<std::string> lets;
-        bool other = false;
-
-    private:
-        using IRVisitor::visit;
-        void visit(const Let *op) override {
-            op->value.accept(this);
-            lets.insert(op->name);
-            op->body.accept(this);
-        }
-        void visit(const Variable *op) override {
-            if (!lets.count(op->name) && std::find(symbols.begin(), symbols.end(), op->name) == symbols.end())
-                other = true;
-        }
-    } reads(symbols);
-    e.accept(&reads);
-    return reads.other;
-}
-
 // Settles edge `ei`'s pending bounds as constants, now that its consumer stage's loop bounds at
 // root are known: the bound there (it covers every tile of the consumer), else the producer's
 // estimates, else the consumer's own extent along the same dimension.
@@ -1178,8 +1170,9 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
                 auto bound = [&](const Expr &x, size_t d, bool is_max) {
                     if (x.defined() && !x.same_as(Interval::neg_inf()) && !x.same_as(Interval::pos_inf())) {
                         try {
-                            SymbolicBound b(with_estimates(x), symbols);
-                            b.set_reads_run_time_values(reads_other_than(x, symbols));
+                            bool run_time = false;
+                            SymbolicBound b(with_estimates(x, run_time), symbols);
+                            b.set_reads_run_time_values(run_time);
                             return b;
                         } catch (const UnsupportedPipeline &) {
                         }

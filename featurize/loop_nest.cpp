@@ -653,6 +653,17 @@ std::vector<LoopNestBounds::Size> LoopNestBounds::span_sizes(StageRef s, int lev
     return v;
 }
 
+namespace {
+// The reader's loops that a read's bounds along dimension d move with (bit l: loop l).
+uint64_t loops_read(const Edge &e, size_t d) {
+    return e.region[d].first.loops_read() | e.region[d].second.loops_read();
+}
+
+LoopNestBounds::Size loosest(const std::vector<LoopNestBounds::Size> &sizes) {
+    return sizes.empty() ? LoopNestBounds::Size::Constant : *std::max_element(sizes.begin(), sizes.end());
+}
+} // namespace
+
 void LoopNestBounds::size_reads(int node, const Site &site, std::vector<Size> &dims) {
     auto raise = [](Size &d, Size to) { d = std::max(d, to); };
     for (int ei : dag_.nodes[size_t(node)].outgoing_edges) {
@@ -674,8 +685,7 @@ void LoopNestBounds::size_reads(int node, const Site &site, std::vector<Size> &d
         }
         if (site.kind != Site::At) {
             for (size_t d = 0; d < dims.size() && d < e.region.size(); d++) {
-                if ((e.region[d].first.loops_read() | e.region[d].second.loops_read()) & pure)
-                    raise(dims[d], Size::Unbounded);
+                if (loops_read(e, d) & pure) raise(dims[d], Size::Unbounded);
             }
             continue;
         }
@@ -684,7 +694,7 @@ void LoopNestBounds::size_reads(int node, const Site &site, std::vector<Size> &d
         if (!host) {
             const std::vector<Size> &reader = dim_sizes(c.node, nest_.inlined(c.node) ? site : nest_.compute_site(c));
             for (size_t d = 0; d < dims.size() && d < e.region.size(); d++) {
-                const uint64_t loops = e.region[d].first.loops_read() | e.region[d].second.loops_read();
+                const uint64_t loops = loops_read(e, d);
                 for (size_t l = 0; l < st.loops.size() && l < 64; l++) {
                     const int cd = st.loops[l].dim;
                     if ((loops >> l & 1) && cd >= 0 && size_t(cd) < reader.size()) raise(dims[d], reader[size_t(cd)]);
@@ -718,7 +728,9 @@ const std::vector<LoopNestBounds::Size> &LoopNestBounds::dim_sizes(int node, con
     std::vector<Size> dims(base.size(), Size::Constant);
     size_reads(node, site, dims);
     const std::vector<Size> spans = span_sizes(site.stage, site.level);
-    if (std::any_of(spans.begin(), spans.end(), [](Size z) { return z != Size::Constant; })) {
+    // An extent that moves with the widened spans together takes the loosest of their sizings.
+    const Size spans_size = loosest(spans);
+    if (spans_size != Size::Constant) {
         // Widen every varying span of the host's tile by one and see which extents follow.
         Region tile = tile_bounds(site.stage, site.level);
         for (size_t l = 0; l < tile.size(); l++) {
@@ -727,11 +739,7 @@ const std::vector<LoopNestBounds::Size> &LoopNestBounds::dim_sizes(int node, con
         LoopNestBounds widened(*this, PinnedTile{site.stage, site.level, std::move(tile)});
         const Region &r = widened.region(node, site);
         for (size_t d = 0; d < dims.size() && d < r.size(); d++) {
-            if (r[d].extent() == base[d].extent()) continue;
-            // It moved with the widened spans together: it takes the loosest of their sizings.
-            Size most = Size::Constant;
-            for (size_t l = 0; l < spans.size(); l++) most = std::max(most, spans[l]);
-            dims[d] = std::max(dims[d], most);
+            if (r[d].extent() != base[d].extent()) dims[d] = std::max(dims[d], spans_size);
         }
     }
     sizes_.push_back(std::make_unique<Sizes>(Sizes{node, site, std::move(dims)}));
@@ -742,10 +750,9 @@ LoopNestBounds::Size LoopNestBounds::allocation_size(int node, const Site &site)
     if (site.kind != Site::At) {
         std::vector<Size> dims(dag_.nodes[size_t(node)].region_at_root.size(), Size::Constant);
         size_reads(node, site, dims);
-        return dims.empty() ? Size::Constant : *std::max_element(dims.begin(), dims.end());
+        return loosest(dims);
     }
-    const std::vector<Size> &dims = dim_sizes(node, site);
-    return dims.empty() ? Size::Constant : *std::max_element(dims.begin(), dims.end());
+    return loosest(dim_sizes(node, site));
 }
 
 int64_t LoopNestBounds::trips(StageRef s, int level, int loop) {

@@ -509,12 +509,13 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     // Footprints.
     const Region produced = b_.region(s.node, fs.compute);
     f.bytes_at_realization = totals_.realized_points[size_t(s.node)] * bpp(s.node); // the largest, as allocated
-    const LoopNestBounds::Size size = f.bytes_at_realization > kStackAllocationBytes
-                                          ? LoopNestBounds::Size::Constant
-                                          : b_.allocation_size(s.node, fs.store);
-    const bool on_heap =
-        !n.is_output && (f.bytes_at_realization > kStackAllocationBytes || size == LoopNestBounds::Size::Unbounded ||
-                         (size == LoopNestBounds::Size::Bounded && f.bytes_at_realization > kBoundedAllocationBytes));
+    // The output's buffer is the caller's; the size of one over 16 KiB does not matter.
+    bool on_heap = !n.is_output && f.bytes_at_realization > kStackAllocationBytes;
+    if (!n.is_output && !on_heap) {
+        const LoopNestBounds::Size size = b_.allocation_size(s.node, fs.store);
+        on_heap = size == LoopNestBounds::Size::Unbounded ||
+                  (size == LoopNestBounds::Size::Bounded && f.bytes_at_realization > kBoundedAllocationBytes);
+    }
     f.heap_realizations = on_heap ? f.num_realizations : 0;
     f.innermost_bytes_at_realization = innermost(allocated_region(n, fs.store, stored)) * bpp(s.node);
     f.bytes_at_production = points(produced) * bpp(s.node);
