@@ -333,7 +333,8 @@ private:
             }
         }
     }
-    double evaluations(StageRef s, uint64_t loops, double points_total);
+    // How often an operation that depends on `loops` runs, of `lanes` computed in all.
+    double evaluations(StageRef s, uint64_t loops, double lanes);
     std::pair<double, double> per_vector_footprint(StageRef s, const std::vector<Load> &stage_loads);
     void featurize(StageRef s, ScheduleFeatures &f);
     void load_features(StageRef s, const std::vector<Load> &stage_loads, ScheduleFeatures &f);
@@ -462,11 +463,6 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     // and realization on average. Storage is never hoisted above the compute site yet
     // (storage_error), so no window slides.
     f.points_computed_total = totals_.points[size_t(s.node)][size_t(s.stage)];
-    library_calls_.clear();
-    library_calls_in(st, library_calls_);
-    f.library_calls = 0;
-    for (const DependentCalls &g : library_calls_)
-        f.library_calls += g.per_point * evaluations(s, g.loops, f.points_computed_total);
     auto mean = [&](double count) { return count > 0 ? f.points_computed_total / count : 0.0; };
     f.points_computed_per_production = mean(f.num_productions); // never produced: 0
     f.points_computed_per_realization = mean(f.num_realizations);
@@ -569,6 +565,13 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
         f.num_vectors = rows * double(v.whole);
         f.num_scalars = rows * double(v.partial + v.empty) * t.vector_width;
     }
+    // A library call runs on every lane its vector computes: a guarded tail's predicated vector
+    // calls it for the lanes past the bound too (Halide 14 predicates the loads and stores only).
+    const double lanes = f.num_vectors * t.vector_width + f.num_scalars;
+    library_calls_.clear();
+    library_calls_in(st, library_calls_);
+    f.library_calls = 0;
+    for (const DependentCalls &g : library_calls_) f.library_calls += g.per_point * evaluations(s, g.loops, lanes);
     const std::vector<Load> stage_loads = loads(s);
     std::tie(f.unique_bytes_read_per_vector, f.unique_lines_read_per_vector) = per_vector_footprint(s, stage_loads);
     load_features(s, stage_loads, f);
@@ -587,10 +590,10 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
 // enclose the innermost of them (Halide hoists it out of the others); along the vector, once per
 // vector where it does not depend on the vectorized loop. An unrolled loop is copies of its body:
 // the copies repeat an operation that depends on it, and share one that does not.
-double Featurizer::evaluations(StageRef s, uint64_t loops, double points_total) {
+double Featurizer::evaluations(StageRef s, uint64_t loops, double lanes) {
     const StageTiling &t = tiling(s);
     const Stage &st = stage(s);
-    double n = points_total;
+    double n = lanes;
     if (t.vector_loop < 0 || !(loops >> t.vector_loop & 1)) n /= t.vector_width;
     walk_own_loops(s, false, [&](size_t l, const Region &inside, const Region &around, int level) {
         if (loops >> l & 1) return t.unroll && level == t.levels() - 1 && !st.loops[l].is_rvar;

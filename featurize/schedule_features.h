@@ -49,7 +49,9 @@
 //     innermost of them: Halide hoists it out of the loops inside that one (a mirrored x
 //     coordinate's modulo runs once per column of a tile whose rows run inside its columns, once
 //     per point where x is the inner loop: 0.58 against 2.91 ms for one held-out boundary), and
-//     once per vector where it does not depend on the vectorized loop.
+//     once per vector where it does not depend on the vectorized loop. A guarded tail's
+//     predicated vector makes its calls on every lane, those past the bound too (the lanes of
+//     num_vectors and num_scalars, not the points computed).
 //   - accumulator_bytes_spilled (not in the paper): an update whose innermost reduction loop
 //     encloses pure loops sweeps their block of its Func once per iteration of that reduction
 //     loop. Where the block is larger than kL1Bytes, every point's update loads its
@@ -177,7 +179,8 @@ struct ScheduleFeatures {
     // with an unknown slope along the vector (a mirrored index) as a point per lane.
     // 10: heap_realizations (new), which the malloc cost term counts instead of every
     // realization over 16 KiB.
-    static int version() { return 10; }
+    // 11: library_calls counts a guarded tail's predicated vectors' calls on every lane.
+    static int version() { return 11; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();

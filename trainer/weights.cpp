@@ -38,25 +38,26 @@ std::string one_line(std::string s) {
 }
 
 // Networks of earlier schedule feature versions: each added features and terms at the end only
-// (versions 5 to 9 none; 10 a feature, no term), so their weights load widened, the new entries zero, and predict what
-// they did (on features whose meaning may since have changed: retrain to follow them). Versions 1-3 were never trained
-// with a correction bound; should a later version add terms, widening a bounded file (version 4 on) must also set the
-// new terms' term_log_scale to log(kMinCoefficient), as from_coefficients does for a zero coefficient: a zero row gives
-// a bounded multiplier of about 0.67, not 0, and the new terms would be priced at 0.67 ns per unit (held-out R² of v6
-// fell to -1.27 when this was tried).
+// (versions 5 to 9 and 11 none; 10 a feature, no term), so their weights load widened, the new entries zero, and
+// predict what they did (on features whose meaning may since have changed: retrain to follow them). Versions 1-3 were
+// never trained with a correction bound; should a later version add terms, widening a bounded file (version 4 on) must
+// also set the new terms' term_log_scale to log(kMinCoefficient), as from_coefficients does for a zero coefficient: a
+// zero row gives a bounded multiplier of about 0.67, not 0, and the new terms would be priced at 0.67 ns per unit
+// (held-out R² of v6 fell to -1.27 when this was tried).
 struct LegacyNetwork {
     int schedule_feature_version, schedule_features, terms;
 };
 constexpr LegacyNetwork kLegacyNetworks[] = {
-    {1, 39, 27}, // before bytes_read_past_cache
-    {2, 40, 28}, // before bytes_read_from_memory
-    {3, 41, 29}, // before library_calls and accumulator_bytes_spilled
-    {4, 43, 31}, // the same shape: versions 5 to 9 added no feature, they changed meanings
-    {5, 43, 31}, // before run-time divisions in library_calls
-    {6, 43, 31}, // before library calls hoisted out of loops they do not depend on
-    {7, 43, 31}, // before 64-bit divisions by constants in library_calls
-    {8, 43, 31}, // before per-vector footprints counted call by call
-    {9, 43, 31}, // before heap_realizations (term 23 counted every realization over 16 KiB)
+    {1, 39, 27},  // before bytes_read_past_cache
+    {2, 40, 28},  // before bytes_read_from_memory
+    {3, 41, 29},  // before library_calls and accumulator_bytes_spilled
+    {4, 43, 31},  // the same shape: versions 5 to 9 added no feature, they changed meanings
+    {5, 43, 31},  // before run-time divisions in library_calls
+    {6, 43, 31},  // before library calls hoisted out of loops they do not depend on
+    {7, 43, 31},  // before 64-bit divisions by constants in library_calls
+    {8, 43, 31},  // before per-vector footprints counted call by call
+    {9, 43, 31},  // before heap_realizations (term 23 counted every realization over 16 KiB)
+    {10, 44, 31}, // before library calls on every lane of a guarded tail's vectors
 };
 static_assert(kScheduleFeatures == 44 && kTerms == 31, "add the previous network to kLegacyNetworks");
 

@@ -71,7 +71,7 @@ TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
     EXPECT_EQ(names[41], "library_calls");
     EXPECT_EQ(names[42], "accumulator_bytes_spilled");
     EXPECT_EQ(names.back(), "heap_realizations");
-    EXPECT_EQ(ScheduleFeatures::version(), 10);
+    EXPECT_EQ(ScheduleFeatures::version(), 11);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -692,6 +692,31 @@ TEST(ScheduleFeatures, LibraryCallsAreEvaluationsTimesTheWeightedCallsPerPoint) 
     };
     EXPECT_EQ(calls(Site::root()), std::make_pair(64.0 * 33 * 5.5, 0.0));
     EXPECT_EQ(calls(Site::inlined()), std::make_pair(0.0, 2 * 64.0 * 32 * 5.5));
+}
+
+// f = sin(in) reads an input, so its tails are guarded: 70 points a row in 8-lane vectors run 8
+// whole vectors and one predicated vector, whose sinf calls run on all 8 lanes, those past the
+// bound too (72 a row). 72 points a row need no tail: calls and points agree.
+TEST(ScheduleFeatures, LibraryCallsRunOnEveryLaneOfAGuardedTail) {
+    for (const int width : {70, 72}) {
+        ImageParam in(Float(32), 2, "in");
+        Var x("x"), y("y");
+        Func f("f");
+        f(x, y) = sin(in(x, y));
+        in.set_estimates({{0, width}, {0, 4}});
+        f.set_estimates({{0, width}, {0, 4}});
+        const FunctionDAG dag = FunctionDAG::build(Pipeline(f));
+        const int f_node = node_of(dag, "f");
+        ASSERT_EQ(dag.nodes[size_t(f_node)].stages[0].library_calls_per_point(), 1);
+        LoopNest n(dag);
+        n.funcs[size_t(f_node)] = {Site::root(), Site::root(), {{{}, 0, 8, false, false}}};
+        n.funcs[size_t(node_of(dag, "in_im"))] = {Site::inlined(), Site::inlined(), {}};
+        ASSERT_EQ(n.validate(dag), "");
+        ASSERT_TRUE(guards_tails(dag, n, {f_node, 0}));
+        const ScheduleFeatures &ff = features(compute_schedule_features(dag, n, kAvx2), f_node);
+        EXPECT_EQ(ff.points_computed_total, width * 4.0) << width;
+        EXPECT_EQ(ff.library_calls, 72 * 4.0) << width;
+    }
 }
 
 // An inlined Func runs in its reader's loops, on its reader's cores: its compute terms divide by
