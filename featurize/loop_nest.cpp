@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -856,6 +857,7 @@ public:
         funcs(root, roots_, Depth::Exact, m);
         RunTotals out;
         out.realized_points = std::move(m.realized);
+        out.smallest_realized_points = std::move(m.smallest);
         for (size_t i = 0; i < dag_.nodes.size(); i++) {
             out.points.emplace_back(m.sums.begin() + std::ptrdiff_t(offset_[i]),
                                     m.sums.begin() + std::ptrdiff_t(offset_[i + 1]));
@@ -870,10 +872,16 @@ private:
         // Summed over iterations: points per stage (offset_), then productions and realizations per node.
         std::vector<double> sums;
         std::vector<double> realized; // per node: the largest realization
+        std::vector<double> smallest; // per node: the smallest (infinite where none)
     };
     Measures zero() const {
         return {std::vector<double>(offset_.back() + 2 * dag_.nodes.size(), 0.0),
-                std::vector<double>(dag_.nodes.size(), 0.0)};
+                std::vector<double>(dag_.nodes.size(), 0.0),
+                std::vector<double>(dag_.nodes.size(), std::numeric_limits<double>::infinity())};
+    }
+    // The smallest realizations of `q` into `m`'s.
+    static void take_smallest(Measures &m, const Measures &q) {
+        for (size_t i = 0; i < q.smallest.size(); i++) m.smallest[i] = std::min(m.smallest[i], q.smallest[i]);
     }
     size_t productions(int node) const { return offset_.back() + size_t(node); }
     size_t realizations(int node) const { return offset_.back() + dag_.nodes.size() + size_t(node); }
@@ -908,6 +916,7 @@ private:
             double &realized = m.realized[size_t(n)];
             const int64_t allocated = region_points(allocated_region(dag_.nodes[size_t(n)], store, here.region));
             realized = std::max(realized, double(allocated));
+            m.smallest[size_t(n)] = std::min(m.smallest[size_t(n)], double(allocated));
             if (!here.produced) continue; // allocated, but no consumer reads it here
             m.sums[productions(n)] += 1;
             for (size_t s = 0; s < dag_.nodes[size_t(n)].stages.size(); s++) {
@@ -960,6 +969,7 @@ private:
         }
         for (size_t i = 0; i < r.sums.size(); i++) m.sums[i] += r.sums[i];
         for (size_t i = 0; i < r.realized.size(); i++) m.realized[i] = std::max(m.realized[i], r.realized[i]);
+        take_smallest(m, r);
     }
 
     // A sum the anchor tile of site() has none of, and the first tile along `loop` that has most.
@@ -993,6 +1003,7 @@ private:
                 for (size_t i = 0; i < q.sums.size(); i++) along.sums[i] += double(count) * q.sums[i];
                 for (size_t i = 0; i < q.realized.size(); i++)
                     along.realized[i] = std::max(along.realized[i], q.realized[i]);
+                take_smallest(along, q);
             };
             // Tiles measured so far along loop l, the anchor first (a deque: `at` returns
             // references that must outlive later measurements).
@@ -1036,6 +1047,7 @@ private:
                 r.realized[i] =
                     base > 0 ? r.realized[i] * along.realized[i] / base : std::max(r.realized[i], along.realized[i]);
             }
+            take_smallest(r, along);
         }
         return r;
     }
@@ -1068,7 +1080,9 @@ private:
         }
         return classes;
     }
-    static bool same(const Measures &a, const Measures &b) { return a.sums == b.sums && a.realized == b.realized; }
+    static bool same(const Measures &a, const Measures &b) {
+        return a.sums == b.sums && a.realized == b.realized && a.smallest == b.smallest;
+    }
 
     // The hosted Funcs measured with the host's tile at `level` pinned to `tile`.
     Measures pinned(const LoopNestBounds &ctx, StageRef host, int level, const Region &tile,

@@ -225,9 +225,10 @@ public:
     // next: a tile cut short by a guarded tail or a division's rounding (Bounded: Halide can
     // bound it by a constant), or a loop left whole over a production sized by the pipeline's
     // own run-time size, or a bound on other run-time values (an input's extent, an index read
-    // from data: Unbounded). Root allocations that read a loop of their readers are Unbounded.
-    // Halide keeps Bounded ones up to 128 bytes on the stack; the others come from halide_malloc
-    // in every realization, however small.
+    // from data: Unbounded). (A region that changes size from tile to tile elsewhere, as where a
+    // reader clamps at an edge, is sized at run time too: RunTotals::smallest_realized_points.) Root allocations that
+    // read a loop of their readers are Unbounded. Halide keeps Bounded ones up to 128 bytes on the stack; the others
+    // come from halide_malloc in every realization, however small.
     enum class Size : uint8_t { Constant, Bounded, Unbounded };
     Size allocation_size(int node, const Site &site);
 
@@ -245,6 +246,9 @@ public:
         std::vector<double> productions;         // per node: times it is computed
         std::vector<double> realizations;        // per node: times it is allocated (productions or skipped)
         std::vector<double> realized_points;     // per node: points of its largest realization
+        // Per node: points of its smallest realization (infinite where none). Where it is less
+        // than the largest, the allocation's size follows the tile: Halide computes it at run time.
+        std::vector<double> smallest_realized_points;
     };
     // Only Funcs marked in `wanted` (all when null) are exact; others may be left at zero.
     RunTotals run_totals(const std::vector<bool> *wanted = nullptr);

@@ -508,7 +508,11 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     // The output's buffer is the caller's; the size of one over 16 KiB does not matter.
     bool on_heap = !n.is_output && f.bytes_at_realization > kStackAllocationBytes;
     if (!n.is_output && !on_heap) {
-        const LoopNestBounds::Size size = b_.allocation_size(s.node, fs.store);
+        // A size that changes from tile to tile (a region clamped at an edge) is computed at run time.
+        const bool varies = totals_.smallest_realized_points[size_t(s.node)] < totals_.realized_points[size_t(s.node)];
+        const LoopNestBounds::Size size =
+            std::max(b_.allocation_size(s.node, fs.store),
+                     varies ? LoopNestBounds::Size::Bounded : LoopNestBounds::Size::Constant);
         on_heap = size == LoopNestBounds::Size::Unbounded ||
                   (size == LoopNestBounds::Size::Bounded && f.bytes_at_realization > kBoundedAllocationBytes);
     }

@@ -61,9 +61,10 @@
 //     slower than the same product accumulating in a tile of registers.
 //   - heap_realizations (not in the paper): the realizations Halide 14 allocates with
 //     halide_malloc (and frees) rather than on the stack: those over kStackAllocationBytes, and
-//     those whose size it computes at run time (LoopNestBounds::allocation_size_varies: a Func
+//     those whose size it computes at run time (LoopNestBounds::allocation_size: a Func
 //     computed inside a guarded tile, or inside a loop left whole over the pipeline's run-time
-//     size) over kBoundedAllocationBytes; the output's buffer is the caller's. A 48 x 3 float
+//     size, or one whose region changes from tile to tile, as where a reader clamps at an edge)
+//     over kBoundedAllocationBytes; the output's buffer is the caller's. A 48 x 3 float
 //     block of a channel mix computed per 16 pixels of a pooling update's guarded loop was
 //     allocated 4,560 times a run, each a malloc and a free (about 11 ns a pair alone, and such
 //     a block stays in memory where a constant-size one can live in registers).
@@ -179,7 +180,8 @@ struct ScheduleFeatures {
     // with an unknown slope along the vector (a mirrored index) as a point per lane.
     // 10: heap_realizations (new), which the malloc cost term counts instead of every
     // realization over 16 KiB.
-    // 11: library_calls counts a guarded tail's predicated vectors' calls on every lane.
+    // 11: library_calls counts a guarded tail's predicated vectors' calls on every lane;
+    // heap_realizations counts realizations whose size changes from tile to tile.
     static int version() { return 11; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();

@@ -724,6 +724,39 @@ TEST(StridedReads, OddRowsArePaddedToAlignedStorage) {
     EXPECT_GT(stored_inside, 0);
 }
 
+// f per 32 x 8 tile of g, which reads it through a clamp at x = 99 of its 128 columns: the last
+// column of tiles needs 4 of f's columns, the others 32, so Halide sizes f's allocation at run
+// time and takes its 1 KiB from the heap in each of the 8 realizations. Without the clamp every
+// tile needs 32 x 8: a constant size, on the stack. The features and the lowered code agree.
+TEST(HeapRealizations, SizesThatChangeFromTileToTileAreMadeAtRunTime) {
+    for (const bool clamped : {true, false}) {
+        Halide::Var x("x"), y("y");
+        Halide::Func f("f"), g("g");
+        f(x, y) = Halide::cast<float>(x + y);
+        g(x, y) = f(clamped ? Halide::clamp(x, 0, 99) : x, y) * 2.0f;
+        g.set_estimates({{0, 128}, {0, 16}});
+        const Halide::Pipeline pipeline(g);
+        const FunctionDAG dag = FunctionDAG::build(pipeline);
+        const int gi = dag.node_index(g.name()), fi = dag.node_index(f.name());
+        LoopNest nest(dag);
+        nest.funcs[size_t(gi)] = {Site::root(), Site::root(), {{{{32, 8}}, 0, 8, false, false}}};
+        nest.funcs[size_t(fi)] = {Site::at({gi, 0}, 0), Site::at({gi, 0}, 0), {{{}, 0, 8, false, false}}};
+        ASSERT_EQ(nest.validate(dag), "");
+        const Halide::Target target = strict_target();
+        const std::vector<StageFeatures> predicted = compute_schedule_features(dag, nest, target);
+        apply(dag, nest);
+        const LoweredStats lowered = measure_lowered(pipeline, dag, target);
+        const ScheduleFeatures &ff = predicted[size_t(std::find_if(predicted.begin(), predicted.end(),
+                                                                   [&](const auto &s) { return s.node == fi; }) -
+                                                      predicted.begin())]
+                                         .features;
+        EXPECT_EQ(ff.num_realizations, 8);
+        EXPECT_EQ(ff.bytes_at_realization, 32 * 8 * 4);
+        EXPECT_EQ(ff.heap_realizations, clamped ? 8 : 0) << clamped;
+        EXPECT_EQ(lowered.func(f.name()).heap_realizations, clamped ? 8 : 0) << lowered.stmt;
+    }
+}
+
 // A JIT allocator that follows every block with a canary and counts the blocks whose canary a
 // pipeline overwrote when it frees them.
 struct CanaryHeap {
