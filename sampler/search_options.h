@@ -85,6 +85,9 @@ struct SearchOptions {
     int tiling_stride = 4;
     int refined_runs = 1024;
     double hash_penalty = 2.0; // cost factor for a state whose coarse hash a better state has
+    // The hash penalty in a one-pass search too (the rule before issue 23's eighteenth session):
+    // off, it applies only with passes > 1, where a finer pass refines the structures it keeps.
+    bool single_pass_hash_penalty = false;
     // The beam keeps at most max_cost_twins states of one predicted cost: costs that differ by
     // at most cost_resolution (a fraction) are one to the model (max_cost_twins 0: no limit).
     int max_cost_twins = 4;

@@ -936,6 +936,8 @@ TEST(SearchOptionsFile, DefaultConfigIsTheBuiltInDefaults) {
     EXPECT_EQ(file.max_cost_twins, builtin.max_cost_twins);
     EXPECT_EQ(file.cost_resolution, builtin.cost_resolution);
     EXPECT_EQ(file.memoize_features, builtin.memoize_features);
+    EXPECT_EQ(file.hash_penalty, builtin.hash_penalty);
+    EXPECT_EQ(file.single_pass_hash_penalty, builtin.single_pass_hash_penalty);
     EXPECT_EQ(file.pruning.max_recompute, builtin.pruning.max_recompute);
     EXPECT_EQ(file.pruning.max_serial_root_points, builtin.pruning.max_serial_root_points);
     EXPECT_EQ(file.pruning.max_inner_realization_bytes, builtin.pruning.max_inner_realization_bytes);
