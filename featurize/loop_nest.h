@@ -225,10 +225,11 @@ public:
     // next: a tile cut short by a guarded tail or a division's rounding (Bounded: Halide can
     // bound it by a constant), or a loop left whole over a production sized by the pipeline's
     // own run-time size, or a bound on other run-time values (an input's extent, an index read
-    // from data: Unbounded). (A region that changes size from tile to tile elsewhere, as where a
-    // reader clamps at an edge, is sized at run time too: RunTotals::smallest_realized_points.) Root allocations that
-    // read a loop of their readers are Unbounded. Halide keeps Bounded ones up to 128 bytes on the stack; the others
-    // come from halide_malloc in every realization, however small.
+    // from data: Unbounded). Root allocations that read a loop of their readers are Unbounded.
+    // Halide keeps Bounded ones up to 128 bytes on the stack; the others come from halide_malloc
+    // in every realization, however small. (A region that changes size from tile to tile, as
+    // where a reader clamps at an edge, is sized at run time too: the featurizer sees it in
+    // RunTotals::smallest_realized_points.)
     enum class Size : uint8_t { Constant, Bounded, Unbounded };
     Size allocation_size(int node, const Site &site);
 

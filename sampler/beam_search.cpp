@@ -220,14 +220,15 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
             // The penalty spreads a pass's beam over structures for the finer passes to refine; a
             // single pass has none to refine, and there it only drops the cheaper tilings of a
             // structure (lens_blur's output tiling: 2.6x slower with it).
-            std::unordered_map<uint64_t, int> twins;
-            for (Child &c : ranked) {
-                if (options.passes < 2 && !options.single_pass_hash_penalty) break;
-                int &seen = twins[structure_hash(c.state->nest, depth)];
-                for (int k = 0; k < seen; k++) c.rank_cost *= options.hash_penalty;
-                seen++;
+            if (options.passes > 1 || options.single_pass_hash_penalty) {
+                std::unordered_map<uint64_t, int> twins;
+                for (Child &c : ranked) {
+                    int &seen = twins[structure_hash(c.state->nest, depth)];
+                    for (int k = 0; k < seen; k++) c.rank_cost *= options.hash_penalty;
+                    seen++;
+                }
+                std::sort(ranked.begin(), ranked.end(), by_rank);
             }
-            std::sort(ranked.begin(), ranked.end(), by_rank);
             // Fill the next beam, dropping each candidate with probability 1 - dropout. At most
             // max_cost_twins states of one cost (within cost_resolution) are kept: variants of a
             // cheap Func's tiling, all of equal cost, would otherwise fill the beam with a single
