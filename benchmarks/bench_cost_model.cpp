@@ -20,8 +20,8 @@
 #include "featurize/host_target.h"
 
 #include "apps/app.h"
+#include "common/rng.h"
 #include "featurize/function_dag.h"
-#include "generator/rng.h"
 #include "sampler/beam_search.h"
 #include "sampler/cost_model.h"
 #include "sampler/fingerprint.h"
@@ -95,7 +95,7 @@ struct Synthetic {
 };
 
 Synthetic make_synthetic(int pipelines, int schedules, int stages, uint64_t seed) {
-    schedforge::gen::Rng rng(seed);
+    schedforge::common::Rng rng(seed);
     // Sparse small counts, as op histograms are.
     auto counts = [&](size_t n) {
         std::vector<float> v(n, 0.0f);

@@ -1,4 +1,4 @@
-// Rng: the generator's only source of randomness.
+// Rng: the only source of randomness of the generator, the search (dropout) and the trainer.
 //
 // std::mt19937 is portable but the std:: distributions are not (their algorithms are
 // implementation-defined), so a pipeline drawn with them could differ between standard
@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace schedforge::gen {
+namespace schedforge::common {
 
 // A strong 64-bit mixer (the SplitMix64 finalizer); also used to combine seeds.
 inline uint64_t mix64(uint64_t z) {
@@ -90,4 +90,4 @@ inline uint64_t fnv1a64(const char *data, size_t size) {
     return h;
 }
 
-} // namespace schedforge::gen
+} // namespace schedforge::common

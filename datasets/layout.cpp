@@ -147,12 +147,19 @@ h5::Handle create_array(hid_t file, const char *name, hid_t type, hsize_t column
     return h5::dataset(H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, props.get(), H5P_DEFAULT), name);
 }
 
+constexpr unsigned kMetadataReadAttempts = 28;
+
 h5::Handle open_for_reading(const std::string &path) {
     h5::quiet_errors();
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) throw UserError(path + ": no such file");
     if (H5Fis_hdf5(path.c_str()) <= 0) throw UserError(path + ": not an HDF5 file");
-    hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+    // A SWMR reader retries a metadata read whose checksum fails (the writer may be midway through
+    // a flush), sleeping twice as long each time: HDF5's 100 attempts keep a reader of a damaged
+    // file asleep for minutes. 28 wait about a quarter of a second in all, ample for a flush.
+    const h5::Handle fapl = h5::plist(H5Pcreate(H5P_FILE_ACCESS), "file access");
+    h5::check_status(H5Pset_metadata_read_attempts(fapl.get(), kMetadataReadAttempts), "file access");
+    hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl.get());
     if (id < 0) id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT); // an older-format file
     if (id < 0) {
         const std::string reason = h5::last_error_message();

@@ -1,20 +1,34 @@
 #include "datasets/verify.h"
 
 #include "common/errors.h"
+#include "common/wire.h"
 #include "datasets/layout.h"
 #include "datasets/reader.h"
 #include "featurize/pipeline_features.h"
 #include "featurize/schedule_features.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace schedforge::datasets {
+
+namespace {
+// verify's default time limit: far beyond what reading a sound file takes (it reads hundreds of
+// MB a second), so that only a loop on damaged metadata reaches it.
+constexpr double kVerifyBaseSeconds = 60, kVerifyBytesPerSecond = 10e6;
+} // namespace
 
 int protocol_rounds(const std::string &timing_protocol) {
     std::istringstream lines(timing_protocol);
@@ -113,9 +127,97 @@ void check_finite(const char *name, hsize_t columns, std::vector<std::string> &p
     }
 }
 
+// The checks themselves, in this process.
+VerifyReport verify_here(const std::string &path);
+
+// A worker's answer: 'U' a user error, 'E' another failure, 'R' a report.
+std::string encode_answer(char tag, const std::string &message, const VerifyReport &r = {}) {
+    common::ByteWriter w;
+    w.put<char>(tag);
+    w.put_string(message);
+    w.put<uint64_t>(r.pipelines);
+    w.put<uint64_t>(r.schedules);
+    w.put<uint64_t>(r.problems.size());
+    for (const std::string &p : r.problems) w.put_string(p);
+    return w.bytes();
+}
+
 } // namespace
 
-VerifyReport verify_dataset(const std::string &path) {
+// HDF5 trusts what it reads from a file's global heap (variable-length strings, which carry no
+// checksum): damaged there, it copies from wherever the damage points and crashes, or loops. So
+// the checks run in a child process with a time limit, and a child killed by a signal or by the
+// limit is a report like any other: a damaged file gets an answer, never a crash or a hang.
+VerifyReport verify_dataset(const std::string &path, double time_limit_seconds) {
+    if (!(time_limit_seconds > 0)) {
+        std::error_code ec;
+        const auto bytes = std::filesystem::file_size(path, ec);
+        time_limit_seconds = kVerifyBaseSeconds + (ec ? 0 : double(bytes) / kVerifyBytesPerSecond);
+    }
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error("verify: pipe failed");
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("verify: fork failed");
+    if (pid == 0) {
+        ::close(fds[0]);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        ::alarm(unsigned(std::ceil(time_limit_seconds)));
+        std::string answer;
+        try {
+            answer = encode_answer('R', "", verify_here(path));
+        } catch (const UserError &e) {
+            answer = encode_answer('U', e.what());
+        } catch (const std::exception &e) {
+            answer = encode_answer('E', e.what());
+        }
+        for (size_t at = 0; at < answer.size();) {
+            const ssize_t n = ::write(fds[1], answer.data() + at, answer.size() - at);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            at += size_t(n);
+        }
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string bytes;
+    char buf[1 << 16];
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof(buf))) != 0;) {
+        if (n > 0)
+            bytes.append(buf, size_t(n));
+        else if (errno != EINTR)
+            break;
+    }
+    ::close(fds[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    VerifyReport report;
+    if (WIFSIGNALED(status)) {
+        const int sig = WTERMSIG(status);
+        report.problems.push_back(sig == SIGALRM
+                                      ? "no answer within " + std::to_string(int(std::ceil(time_limit_seconds))) +
+                                            " s (HDF5 looping on damaged metadata?)"
+                                      : std::string("reading it crashed the HDF5 library (") + strsignal(sig) +
+                                            "): the file's metadata is damaged");
+        return report;
+    }
+    common::ByteReader in(bytes);
+    const char tag = in.get<char>();
+    const std::string message = in.get_string();
+    report.pipelines = in.get<uint64_t>();
+    report.schedules = in.get<uint64_t>();
+    const uint64_t problems = in.get<uint64_t>();
+    for (uint64_t i = 0; i < problems && in.ok(); i++) report.problems.push_back(in.get_string());
+    if (!in.ok()) throw std::runtime_error("verify: the checking process gave no answer");
+    if (tag == 'U') throw UserError(message);
+    if (tag == 'E') throw std::runtime_error(message);
+    return report;
+}
+
+namespace {
+
+VerifyReport verify_here(const std::string &path) {
     VerifyReport report;
     auto &problems = report.problems;
     const h5::Handle file = layout::open_for_reading(path); // a missing or non-HDF5 file: UserError
@@ -238,5 +340,7 @@ VerifyReport verify_dataset(const std::string &path) {
     }
     return report;
 }
+
+} // namespace
 
 } // namespace schedforge::datasets

@@ -1,4 +1,5 @@
-// verify_dataset: everything a reader relies on, checked end to end.
+// verify_dataset: everything a reader relies on, checked end to end (in a child process: a file
+// damaged where HDF5 reads without checksums can crash the library, and that is reported too).
 //
 //   - attributes: schema version, feature versions and names equal to this build's;
 //   - every byte of every dataset is read back, so gzip and fletcher32 catch corruption (each
@@ -22,8 +23,9 @@ struct VerifyReport {
     bool ok() const { return problems.empty(); }
 };
 
-// UserError when the file cannot be opened as a dataset at all.
-VerifyReport verify_dataset(const std::string &path);
+// UserError when the file cannot be opened as a dataset at all. A check that runs past
+// `time_limit_seconds` (0: 60 s plus a second per 10 MB of file) is reported as a problem.
+VerifyReport verify_dataset(const std::string &path, double time_limit_seconds = 0);
 
 // The timing rounds a file's `timing_protocol` attribute names (1 where it names none).
 int protocol_rounds(const std::string &timing_protocol);

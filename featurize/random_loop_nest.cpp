@@ -1,6 +1,6 @@
 #include "featurize/random_loop_nest.h"
 
-#include "generator/rng.h"
+#include "common/rng.h"
 
 #include <algorithm>
 
@@ -9,13 +9,13 @@ namespace schedforge::featurize {
 namespace {
 
 // A tile extent within `outer`: a power of two below it, or all of it.
-int64_t tile_extent(gen::Rng &rng, int64_t outer) {
+int64_t tile_extent(common::Rng &rng, int64_t outer) {
     std::vector<int64_t> options{outer};
     for (int64_t p = 1; p < outer; p *= 2) options.push_back(p);
     return rng.pick(options);
 }
 
-StageTiling random_tiling(gen::Rng &rng, const FunctionDAG &dag, const LoopNest &nest, StageRef s,
+StageTiling random_tiling(common::Rng &rng, const FunctionDAG &dag, const LoopNest &nest, StageRef s,
                           const Halide::Target &target, const RandomLoopNestOptions &o) {
     const Stage &st = dag.nodes[size_t(s.node)].stages[size_t(s.stage)];
     LoopNestBounds bounds(dag, nest);
@@ -65,7 +65,7 @@ StageTiling random_tiling(gen::Rng &rng, const FunctionDAG &dag, const LoopNest 
 
 LoopNest random_loop_nest(const FunctionDAG &dag, const Halide::Target &target, uint64_t seed,
                           const RandomLoopNestOptions &o) {
-    gen::Rng rng(seed);
+    common::Rng rng(seed);
     LoopNest nest(dag);
     for (size_t i = 0; i < dag.nodes.size(); i++) {
         if (dag.nodes[i].is_input) continue;

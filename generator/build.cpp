@@ -1,6 +1,6 @@
 #include "build.h"
 
-#include "rng.h"
+#include "common/rng.h"
 
 #include <cassert>
 #include <cstdint>
@@ -482,7 +482,7 @@ private:
 };
 
 template<typename T>
-void fill(Buffer<> &buf, Rng &rng, double lo, double hi) {
+void fill(Buffer<> &buf, common::Rng &rng, double lo, double hi) {
     Buffer<T> typed = buf.as<T>();
     T *data = typed.data();
     const size_t count = typed.number_of_elements();
@@ -510,7 +510,7 @@ Region estimate_region(const Node &node) {
 Buffer<> make_input_data(const Node &node, uint64_t seed) {
     std::vector<int> sizes(node.extents.begin(), node.extents.end());
     Buffer<> buf(halide_type(node.type), sizes);
-    Rng rng(seed);
+    common::Rng rng(seed);
     const bool weights = !node.image;
     switch (node.type) {
     case ScalarType::UInt8: weights ? fill<uint8_t>(buf, rng, 0, 8) : fill<uint8_t>(buf, rng, 0, 255); break;
@@ -549,7 +549,7 @@ BuiltPipeline build_pipeline(const PipelineSpec &spec) {
     for (int index : spec.input_nodes()) {
         const Node &node = spec.nodes[size_t(index)];
         ImageParam param(halide_type(node.type), int(node.extents.size()), "in" + std::to_string(index));
-        Buffer<> data = make_input_data(node, derive_seed(spec.seed, 1000 + uint64_t(index)));
+        Buffer<> data = make_input_data(node, common::derive_seed(spec.seed, 1000 + uint64_t(index)));
         param.set(data);
         param.set_estimates(estimate_region(node));
         InputSource src{Func(param), {}};

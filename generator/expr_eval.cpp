@@ -92,13 +92,14 @@ Real evaluate_expr(const std::vector<ExprNode> &expr, const std::vector<Real> &s
     return value.back();
 }
 
-Real random_value(T t, Rng &rng) {
+Real random_value(T t, common::Rng &rng) {
     if (t == T::Float32) return Real(rng.uniform01() * 200.0 - 100.0);
     if (t == T::Bool) return Real(rng.uniform_int(0, 1));
     return Real(rng.uniform_int(int64_t(type_min(t)), int64_t(type_max(t))));
 }
 
-bool every_slot_matters(const std::vector<ExprNode> &expr, const std::vector<T> &slot_types, Rng &rng, int trials) {
+bool every_slot_matters(const std::vector<ExprNode> &expr, const std::vector<T> &slot_types, common::Rng &rng,
+                        int trials) {
     std::vector<bool> live(slot_types.size(), false);
     std::vector<Real> slots(slot_types.size());
     for (int trial = 0; trial < trials; trial++) {

@@ -10,7 +10,7 @@
 // would claim an edge the compiled pipeline does not have.
 #pragma once
 
-#include "rng.h"
+#include "common/rng.h"
 #include "spec.h"
 
 #include <vector>
@@ -21,11 +21,11 @@ namespace schedforge::gen {
 long double evaluate_expr(const std::vector<ExprNode> &expr, const std::vector<long double> &slots);
 
 // A random value of type t: integers over their whole range, floats in [-100, 100), bools 0/1.
-long double random_value(ScalarType t, Rng &rng);
+long double random_value(ScalarType t, common::Rng &rng);
 
 // True when, for every slot, some of `trials` random inputs change the result when that slot
 // alone changes.
-bool every_slot_matters(const std::vector<ExprNode> &expr, const std::vector<ScalarType> &slot_types, Rng &rng,
+bool every_slot_matters(const std::vector<ExprNode> &expr, const std::vector<ScalarType> &slot_types, common::Rng &rng,
                         int trials = 24);
 
 } // namespace schedforge::gen

@@ -1,6 +1,6 @@
 #include "spec.h"
 
-#include "rng.h"
+#include "common/rng.h"
 
 #include <cassert>
 #include <cstdio>
@@ -176,7 +176,7 @@ std::string PipelineSpec::to_text() const {
 
 uint64_t PipelineSpec::id() const {
     const std::string text = to_text();
-    return mix64(fnv1a64(text.data(), text.size()));
+    return common::mix64(common::fnv1a64(text.data(), text.size()));
 }
 
 } // namespace schedforge::gen

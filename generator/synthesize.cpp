@@ -1,7 +1,7 @@
 #include "synthesize.h"
 
+#include "common/rng.h"
 #include "expr_eval.h"
-#include "rng.h"
 
 #include <algorithm>
 #include <cassert>
@@ -42,7 +42,7 @@ constexpr int kMaxFailedAttempts = 24;
 class Synthesizer {
 public:
     Synthesizer(const GeneratorConfig &config, uint64_t seed, int64_t stage_count)
-        : cfg_(config), rng_(derive_seed(seed, 0x5eed)) {
+        : cfg_(config), rng_(common::derive_seed(seed, 0x5eed)) {
         spec_.seed = seed;
         stage_range_ = config.stages;
         if (stage_count > 0) stage_range_ = IntRange{stage_count, stage_count};
@@ -348,7 +348,7 @@ private:
         int cast_to(int e, T type) { return nodes[size_t(e)].type == type ? e : push(ExprOp::Cast, type, {e}); }
 
         int leaf(T type) {
-            Rng &rng = syn.rng_;
+            common::Rng &rng = syn.rng_;
             // Constants are never zero and never bool, so no operand can annihilate the other
             // (x * 0, b && false) and make Halide drop a producer the spec says is read.
             if (type != T::Bool && rng.chance(0.15)) {
@@ -385,7 +385,7 @@ private:
         }
 
         int gen(T type, int depth) {
-            Rng &rng = syn.rng_;
+            common::Rng &rng = syn.rng_;
             if (depth <= 0 || rng.chance(0.2)) return leaf(type);
             if (type == T::Bool) {
                 switch (rng.uniform_int(0, 3)) {
@@ -766,7 +766,7 @@ private:
     }
 
     const GeneratorConfig &cfg_;
-    Rng rng_;
+    common::Rng rng_;
     PipelineSpec spec_;
     IntRange stage_range_;
     const FlavourMix *mix_ = nullptr;

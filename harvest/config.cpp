@@ -163,6 +163,7 @@ void HarvestConfig::validate(const std::string &source) const {
     auto fail = [&](const std::string &m) { yaml::fail(source, m); };
     if (pipelines < 1) fail("'pipelines' must be at least 1");
     if (schedules_per_pipeline < 1) fail("'schedules_per_pipeline' must be at least 1");
+    if (shard.count < 1 || shard.index < 0 || shard.index >= shard.count) fail("the shard must be K/N with 0 <= K < N");
     for (const auto &[name, s] :
          {std::pair{"beam_sample", beam_sample}, std::pair{"dropout_samples", dropout_samples}}) {
         sampler::SearchOptions o = search;
@@ -190,6 +191,7 @@ std::string HarvestConfig::effective_text() const {
     e << YAML::BeginMap;
     field(e, "version", 1);
     field(e, "seed", seed);
+    if (!shard.whole()) field(e, "shard", shard.text());
     field(e, "schedules_per_pipeline", schedules_per_pipeline);
     if (!search.weights.empty()) field(e, "weights", search.weights);
     emit_sample_search(e, "beam_sample", beam_sample);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "generator/config.h"
+#include "harvest/shard.h"
 #include "sampler/benchmark_runner.h"
 #include "sampler/search_options.h"
 
@@ -39,6 +40,9 @@ struct HarvestConfig {
     int64_t pipelines = 4;
     int64_t schedules_per_pipeline = 32;
     uint64_t seed = 0;
+    // The part of the run's pipelines this process generates (harvest/shard.h); set by
+    // generate-dataset's --shard or a launcher, never by the file.
+    Shard shard;
     // Sample 0 of each pipeline: plain beam search. Samples 1..: the paper's §5 sampling, a 50%
     // chance of rejecting each state considered.
     SampleSearch beam_sample{32, 5, 1.0};
@@ -48,7 +52,8 @@ struct HarvestConfig {
 
     // Checks ranges; throws UserError naming `source` and the key.
     void validate(const std::string &source) const;
-    // Every resolved setting as YAML, the pipeline count excepted (a resumed run may extend it).
+    // Every resolved setting as YAML, the pipeline count excepted (a resumed run may extend it);
+    // a shard's file says which shard it is (`shard: K/N`), so that --resume continues only it.
     std::string effective_text() const;
 };
 

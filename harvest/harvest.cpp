@@ -4,6 +4,7 @@
 
 #include "common/build_info.h"
 #include "common/errors.h"
+#include "common/rng.h"
 #include "common/stopwatch.h"
 #include "datasets/operations.h"
 #include "datasets/reader.h"
@@ -12,7 +13,6 @@
 #include "featurize/pipeline_features.h"
 #include "featurize/schedule_features.h"
 #include "generator/build.h"
-#include "generator/rng.h"
 #include "generator/synthesize.h"
 #include "sampler/fingerprint.h"
 #include "sampler/output_check.h"
@@ -229,7 +229,11 @@ private:
         s.dropout = job.search.dropout;
         s.status = dataset_status(r.status);
         s.message = r.message;
-        if (SchedulePayload p; !r.payload.empty() && decode(r.payload, p)) {
+        if (SchedulePayload p; !r.payload.empty()) {
+            if (const std::string why = decode(r.payload, p); !why.empty()) {
+                s.status = ds::Status::Crash, s.message = "malformed result from worker: " + why;
+                r.output.reset();
+            }
             s.source = std::move(p.source);
             s.nest = std::move(p.nest);
             s.predicted_cost = p.cost;
@@ -255,6 +259,13 @@ private:
 
     void write_pipeline(const PlannedPipeline &p, ss::JobResult &r) {
         reference_.reset();
+        PipelinePayload payload;
+        if (!r.payload.empty()) {
+            if (const std::string why = decode(r.payload, payload); !why.empty()) {
+                r.status = ss::JobStatus::Crash, r.message = "malformed result from worker: " + why;
+                r.output.reset(); // no reference to check the samples against
+            }
+        }
         if (r.status == ss::JobStatus::Ok && r.output) {
             reference_ = std::move(r.output);
             reference_scale_ = ss::float_scale(*reference_);
@@ -265,7 +276,8 @@ private:
         rec.seed = p.spec.seed;
         rec.generator_version = p.spec.generator_version;
         rec.spec = p.spec.to_text();
-        if (!r.payload.empty()) read_pipeline_payload(r.payload, rec);
+        rec.stages = std::move(payload.stages);
+        rec.features = std::move(payload.features);
         rec.reference_status = dataset_status(r.status);
         rec.reference_runtime = r.status == ss::JobStatus::Ok ? r.timing.label_seconds : kNaN;
         rows_[p.id] = writer_.add_pipeline(rec);
@@ -315,7 +327,9 @@ ds::FileInfo run_file_info(const ss::RunnerOptions &runner, const std::string &c
         "\nthreads = " + std::to_string(t.threads) + "\nmax_cpu_wait = " + std::to_string(t.max_cpu_wait) +
         "\ncontended_seconds = " + std::to_string(t.contended_seconds) + "\nrounds = " + std::to_string(t.rounds) +
         "\nlabel = " + (t.rounds > 1 ? "median of the rounds' minima" : "min") +
-        "\nexclusive_benchmark = " + (runner.exclusive_benchmark ? "true" : "false") + "\n";
+        "\nexclusive_benchmark = " + (runner.exclusive_benchmark ? "true" : "false") +
+        "\nprocesses_on_machine = " + std::to_string(runner.processes_on_machine) +
+        "\nmachine_lock = " + (runner.machine_lock.empty() ? "none" : runner.machine_lock) + "\n";
     info.config = config_text;
     info.created = ds::utc_timestamp();
     return info;
@@ -335,9 +349,10 @@ HarvestStats run_harvest(const HarvestConfig &config, const std::string &out_pat
     std::vector<ss::BenchmarkJob> jobs;
     const Halide::Target target = featurize::runnable_here(Halide::Target(config.runner.target));
     for (int64_t i = 0; i < config.pipelines; i++) {
+        if (!config.shard.holds(i)) continue;
         PlannedPipeline p;
         p.index = i;
-        p.spec = gen::synthesize_pipeline(config.generator, gen::derive_seed(config.seed, uint64_t(i)));
+        p.spec = gen::synthesize_pipeline(config.generator, common::derive_seed(config.seed, uint64_t(i)));
         p.id = p.spec.id();
         std::vector<int64_t> missing;
         for (int64_t s = 0; s < config.schedules_per_pipeline; s++) {
@@ -363,7 +378,7 @@ HarvestStats run_harvest(const HarvestConfig &config, const std::string &out_pat
         rj.prepare = [spec]() {
             gen::BuiltPipeline built = gen::build_pipeline(spec);
             ss::PreparedJob job = output_of(spec, built);
-            job.payload = pipeline_payload(sf::FunctionDAG::build(built.pipeline));
+            job.payload = encode(pipeline_payload(sf::FunctionDAG::build(built.pipeline)));
             built.schedule_compute_root();
             return job;
         };
@@ -379,7 +394,7 @@ HarvestStats run_harvest(const HarvestConfig &config, const std::string &out_pat
             info.search.beam_size = how.beam_size;
             info.search.passes = how.passes;
             info.search.dropout = how.dropout;
-            info.search.seed = gen::derive_seed(p.spec.seed, uint64_t(s));
+            info.search.seed = common::derive_seed(p.spec.seed, uint64_t(s));
             std::optional<FaultKind> fault;
             for (const Fault &f : config.faults) {
                 if (f.pipeline == i && f.sample == s) fault = f.kind;

@@ -14,6 +14,9 @@
 // sample flushed as it is written (datasets/writer.h): a kill loses at most the samples in
 // flight, and resume=true runs exactly the (pipeline, sample) pairs the file lacks.
 //
+// A sharded run (config.shard, harvest/shard.h) plans only its shard's pipelines, each with the
+// index, seed and samples it has in the whole run.
+//
 // Everything but the measured times depends only on the config: the same config and seed give
 // the same pipelines, schedules and features, whatever the worker or thread count.
 #pragma once

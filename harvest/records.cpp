@@ -14,35 +14,78 @@ namespace sf = featurize;
 namespace ds = datasets;
 namespace ss = sampler;
 
-std::string pipeline_payload(const sf::FunctionDAG &dag) {
-    std::vector<std::string> names;
-    std::vector<float> features;
+namespace {
+
+enum class PayloadKind : uint8_t { Pipeline = 1, Schedule = 2 };
+
+const char *kind_name(PayloadKind k) { return k == PayloadKind::Pipeline ? "pipeline" : "schedule"; }
+
+common::ByteWriter start(PayloadKind kind) {
+    common::ByteWriter w;
+    w.put<uint8_t>(uint8_t(kind));
+    w.put<uint8_t>(kPayloadVersion);
+    return w;
+}
+
+// Reads the kind and version; "" when they are `kind`'s and this build's.
+std::string check_header(common::ByteReader &in, PayloadKind kind, size_t bytes) {
+    const auto k = in.get<uint8_t>();
+    const auto version = in.get<uint8_t>();
+    if (!in.ok())
+        return std::string("a ") + kind_name(kind) + " record of " + std::to_string(bytes) + " bytes, cut short";
+    if (k != uint8_t(kind)) {
+        return std::string("a ") + kind_name(kind) + " record expected, got kind " + std::to_string(int(k));
+    }
+    if (version != kPayloadVersion) {
+        return std::string("a ") + kind_name(kind) + " record of version " + std::to_string(int(version)) +
+               ", this build reads version " + std::to_string(int(kPayloadVersion));
+    }
+    return "";
+}
+
+// "" when the record was read whole; else why not.
+std::string check_end(const common::ByteReader &in, PayloadKind kind, size_t bytes) {
+    if (in.ok() && in.at_end()) return "";
+    return std::string("a ") + kind_name(kind) + " record of " + std::to_string(bytes) + " bytes, " +
+           (in.ok() ? "with bytes left over" : "cut short");
+}
+
+} // namespace
+
+PipelinePayload pipeline_payload(const sf::FunctionDAG &dag) {
+    PipelinePayload p;
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         for (const sf::Stage &stage : dag.nodes[n].stages) {
-            names.push_back(stage.name);
+            p.stages.push_back(stage.name);
             for (double v : sf::compute_pipeline_features(dag, int(n), stage.index).values())
-                features.push_back(float(v));
+                p.features.push_back(float(v));
         }
     }
-    common::ByteWriter w;
-    w.put<uint64_t>(names.size());
-    for (const std::string &name : names) w.put_string(name);
-    w.put_vector(features);
+    return p;
+}
+
+std::string encode(const PipelinePayload &p) {
+    common::ByteWriter w = start(PayloadKind::Pipeline);
+    w.put<uint64_t>(p.stages.size());
+    for (const std::string &name : p.stages) w.put_string(name);
+    w.put_vector(p.features);
     return w.bytes();
 }
 
-bool read_pipeline_payload(const std::string &payload, ds::PipelineRecord &rec) {
-    common::ByteReader in(payload);
+std::string decode(const std::string &bytes, PipelinePayload &p) {
+    common::ByteReader in(bytes);
+    if (std::string why = check_header(in, PayloadKind::Pipeline, bytes.size()); !why.empty()) return why;
+    PipelinePayload d;
     const auto stages = in.get<uint64_t>();
-    for (uint64_t i = 0; i < stages && in.ok(); i++) rec.stages.push_back(in.get_string());
-    rec.features = in.get_vector<float>();
-    if (in.ok()) return true;
-    rec.stages.clear(), rec.features.clear();
-    return false;
+    for (uint64_t i = 0; i < stages && in.ok(); i++) d.stages.push_back(in.get_string());
+    d.features = in.get_vector<float>();
+    if (std::string why = check_end(in, PayloadKind::Pipeline, bytes.size()); !why.empty()) return why;
+    p = std::move(d);
+    return "";
 }
 
 std::string encode(const SchedulePayload &p) {
-    common::ByteWriter w;
+    common::ByteWriter w = start(PayloadKind::Schedule);
     w.put_string(p.source);
     w.put_string(p.nest);
     w.put<double>(p.cost);
@@ -51,17 +94,18 @@ std::string encode(const SchedulePayload &p) {
     return w.bytes();
 }
 
-bool decode(const std::string &payload, SchedulePayload &p) {
-    common::ByteReader in(payload);
+std::string decode(const std::string &bytes, SchedulePayload &p) {
+    common::ByteReader in(bytes);
+    if (std::string why = check_header(in, PayloadKind::Schedule, bytes.size()); !why.empty()) return why;
     SchedulePayload d;
     d.source = in.get_string();
     d.nest = in.get_string();
     d.cost = in.get<double>();
     d.features = in.get_vector<float>();
     d.terms = in.get_vector<double>();
-    if (!in.ok()) return false;
+    if (std::string why = check_end(in, PayloadKind::Schedule, bytes.size()); !why.empty()) return why;
     p = std::move(d);
-    return true;
+    return "";
 }
 
 std::vector<float> flattened(const std::vector<featurize::StageFeatures> &features) {

@@ -6,6 +6,7 @@
 #include "datasets/schema.h"
 #include "sampler/benchmark_runner.h"
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -22,10 +23,19 @@ struct StageFeatures;
 
 namespace schedforge::harvest {
 
-// A pipeline's stage names and per-stage pipeline features, in the FunctionDAG's order.
-std::string pipeline_payload(const featurize::FunctionDAG &dag);
-// Fills rec.stages and rec.features from a pipeline payload; false (and both empty) if damaged.
-bool read_pipeline_payload(const std::string &payload, datasets::PipelineRecord &rec);
+// What a worker sends back travels as one of the two records below, encoded and decoded only
+// here. An encoding starts with its kind and version, so a parent that reads a payload of the
+// other kind, of another build's version, or cut short, gets an error that names it; callers
+// record it as the job's failure (status crash), never as an empty record.
+inline constexpr uint8_t kPayloadVersion = 1;
+
+// A pipeline's stage names and per-stage pipeline features (stages x features, row-major), in
+// the FunctionDAG's order.
+struct PipelinePayload {
+    std::vector<std::string> stages;
+    std::vector<float> features;
+};
+PipelinePayload pipeline_payload(const featurize::FunctionDAG &dag);
 
 // Per-stage schedule features as datasets store them: the stages' rows, row-major.
 std::vector<float> flattened(const std::vector<featurize::StageFeatures> &features);
@@ -39,9 +49,13 @@ struct SchedulePayload {
     std::vector<float> features;
     std::vector<double> terms;
 };
+
+std::string encode(const PipelinePayload &p);
 std::string encode(const SchedulePayload &p);
-// False (and `p` left default) for a damaged payload.
-bool decode(const std::string &payload, SchedulePayload &p);
+// "" when `bytes` hold a whole record of p's kind and this build's version (p then holds it);
+// otherwise why not, and p is left as it was.
+std::string decode(const std::string &bytes, PipelinePayload &p);
+std::string decode(const std::string &bytes, SchedulePayload &p);
 
 datasets::Status dataset_status(sampler::JobStatus s);
 

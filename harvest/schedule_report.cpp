@@ -2,6 +2,7 @@
 
 #include "apps/app.h"
 #include "common/errors.h"
+#include "common/rng.h"
 #include "datasets/writer.h"
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
@@ -10,7 +11,6 @@
 #include "featurize/random_loop_nest.h"
 #include "featurize/schedule_features.h"
 #include "generator/build.h"
-#include "generator/rng.h"
 #include "harvest/harvest.h"
 #include "harvest/records.h"
 #include "harvest/subject.h"
@@ -194,7 +194,7 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
     reference.prepare = [config]() {
         BuiltSubject b = build(config);
         ss::PreparedJob job{b.pipeline, b.output};
-        job.payload = pipeline_payload(sf::FunctionDAG::build(b.pipeline));
+        job.payload = encode(pipeline_payload(sf::FunctionDAG::build(b.pipeline)));
         b.schedule_compute_root();
         return job;
     };
@@ -204,16 +204,21 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
     ds::PipelineRecord pipeline;
     if (!config.app.empty()) {
         pipeline.spec = "app " + config.app;
-        pipeline.id = gen::mix64(gen::fnv1a64(pipeline.spec.data(), pipeline.spec.size()));
+        pipeline.id = common::mix64(common::fnv1a64(pipeline.spec.data(), pipeline.spec.size()));
     } else {
         pipeline.spec = config.pipeline.to_text();
         pipeline.id = config.pipeline.id();
         pipeline.seed = config.pipeline.seed;
         pipeline.generator_version = config.pipeline.generator_version;
     }
-    if (ref.payload.empty() || !read_pipeline_payload(ref.payload, pipeline)) {
+    PipelinePayload stages;
+    if (ref.payload.empty()) {
         throw std::runtime_error(reference.name + " failed (" + ss::status_name(ref.status) + "): " + ref.message);
     }
+    if (const std::string why = decode(ref.payload, stages); !why.empty())
+        throw std::runtime_error(reference.name + ": malformed result from worker: " + why);
+    pipeline.stages = std::move(stages.stages);
+    pipeline.features = std::move(stages.features);
     pipeline.reference_status = dataset_status(ref.status);
     pipeline.reference_runtime = report.reference_runtime;
     report.stage_names = pipeline.stages;
@@ -266,7 +271,7 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
         p.member.kind = dropout ? MemberKind::Dropout : MemberKind::Random;
         p.member.label = std::string(dropout ? "dropout " : "random ") + std::to_string(n);
         p.member.sample = sample;
-        p.member.seed = gen::derive_seed(config.seed, uint64_t(dropout ? n : 1000000 + n));
+        p.member.seed = common::derive_seed(config.seed, uint64_t(dropout ? n : 1000000 + n));
         ss::SearchOptions s = search;
         s.beam_size = 1, s.passes = 1, s.dropout = 0.5, s.seed = p.member.seed;
         p.job.prepare = [config, s, target, dropout]() {
@@ -296,7 +301,12 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
         m.status = r.status;
         m.message = r.message;
         m.measured = r.status == ss::JobStatus::Ok ? r.timing.label_seconds : kNaN;
-        if (SchedulePayload p; !r.payload.empty() && decode(r.payload, p)) {
+        SchedulePayload p;
+        const std::string why = r.payload.empty() ? "" : decode(r.payload, p);
+        if (!why.empty()) {
+            m.status = ss::JobStatus::Crash, m.message = "malformed result from worker: " + why;
+            m.measured = kNaN;
+        } else if (!r.payload.empty()) {
             m.predicted = p.cost;
             m.source = std::move(p.source);
             m.nest = std::move(p.nest);

@@ -1,7 +1,7 @@
 #include "sampler/beam_search.h"
 
+#include "common/rng.h"
 #include "common/stopwatch.h"
-#include "generator/rng.h"
 #include "sampler/successors.h"
 
 #include <tbb/parallel_for.h>
@@ -41,7 +41,7 @@ struct Child {
     size_t index = 0;     // generation order, the tie-break
 };
 
-void hash_in(uint64_t &h, int64_t v) { h = gen::mix64(h ^ (uint64_t(v) + 0x9e3779b97f4a7c15ull + (h << 6))); }
+void hash_in(uint64_t &h, int64_t v) { h = common::mix64(h ^ (uint64_t(v) + 0x9e3779b97f4a7c15ull + (h << 6))); }
 
 } // namespace
 
@@ -77,7 +77,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
     if (decisions.empty()) throw std::invalid_argument("the pipeline has no Func to schedule");
     model.set_pipeline(dag, options.cores);
     tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
-    gen::Rng rng(gen::derive_seed(options.seed, 0x5ea4c4));
+    common::Rng rng(common::derive_seed(options.seed, 0x5ea4c4));
 
     SearchResult result;
     StatePtr best;

@@ -1,6 +1,7 @@
 #include "sampler/benchmark_runner.h"
 #include "featurize/codegen_guard.h"
 #include "featurize/host_target.h"
+#include "sampler/machine_lock.h"
 
 #include "common/errors.h"
 #include "common/wire.h"
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <optional>
 #include <poll.h>
 #include <set>
 #include <string>
@@ -55,6 +57,8 @@ void validate(const RunnerOptions &o) {
     if (!(o.timing.max_cpu_wait >= 0)) fail("timing.max_cpu_wait must not be negative");
     if (!(o.timing.contended_seconds >= 0)) fail("timing.contended_seconds must not be negative");
     if (o.timing.rounds < 1) fail("timing.rounds must be at least 1");
+    if (o.processes_on_machine < 1) fail("processes_on_machine must be at least 1");
+    if (!o.machine_lock.empty() && !o.exclusive_benchmark) fail("a machine lock needs exclusive_benchmark");
     if (!Halide::Target::validate_target_string(o.target)) fail("unknown Halide target '" + o.target + "'");
 }
 
@@ -235,7 +239,9 @@ public:
             results_[i].status = JobStatus::Cancelled;
             results_[i].message = "not started: stopped";
         }
-        max_compiling_ = options.parallel_compiles > 0 ? options.parallel_compiles : host_threads();
+        max_compiling_ = options.parallel_compiles > 0 ? options.parallel_compiles
+                                                       : std::max(1, host_threads() / options.processes_on_machine);
+        if (!options.machine_lock.empty()) lock_.emplace(options.machine_lock);
         group_start_.resize(jobs.size());
         group_end_.resize(jobs.size());
         for (size_t i = 0; i < jobs.size(); i++) {
@@ -250,6 +256,7 @@ public:
 
     std::vector<JobResult> run() {
         while ((next_job_ < jobs_.size() && !stopping()) || !workers_.empty()) {
+            release_what_is_unused();
             launch_what_fits();
             grant_benchmark();
             wait_for_events();
@@ -281,7 +288,25 @@ private:
             (count(Phase::Running) > 0 ||
              std::any_of(workers_.begin(), workers_.end(), [&](const Worker &w) { return ready(w); })))
             return;
-        while (next_job_ < jobs_.size() && count(Phase::Compiling) < max_compiling_) launch(next_job_++);
+        while (next_job_ < jobs_.size() && count(Phase::Compiling) < max_compiling_) {
+            if (lock_ && !lock_->try_compile()) {
+                lock_waiting_ = true; // asked again soon, not after the usual second
+                return;
+            }
+            launch(next_job_++);
+        }
+    }
+
+    // The machine lock is held only while this process compiles, or times or has a job to time.
+    void release_what_is_unused() {
+        lock_waiting_ = false;
+        if (!lock_) return;
+        const bool compiling = count(Phase::Compiling) > 0;
+        const bool timing = count(Phase::Running) > 0 ||
+                            std::any_of(workers_.begin(), workers_.end(), [&](const Worker &w) { return ready(w); });
+        const MachineLock::Held held = lock_->held();
+        if ((held == MachineLock::Held::Compiling && !compiling) || (held != MachineLock::Held::Compiling && !timing))
+            lock_->release();
     }
 
     void launch(size_t job) {
@@ -294,6 +319,7 @@ private:
             ::close(result_pipe[0]);
             ::close(go_pipe[1]);
             for (const Worker &w : workers_) ::close(w.result_fd), ::close(w.go_fd);
+            if (lock_) lock_->close_inherited();
             worker_main(jobs_[job], options_, result_pipe[1], go_pipe[0], parent_pid_);
         }
         ::close(result_pipe[1]);
@@ -321,6 +347,10 @@ private:
             if (ready(w) && (!next || key(w) < key(*next))) next = &w;
         }
         if (!next) return;
+        if (lock_ && !lock_->try_time()) {
+            lock_waiting_ = true;
+            return;
+        }
         const char go = 'G';
         write_all(next->go_fd, &go, 1);
         next->phase = Phase::Running;
@@ -328,9 +358,12 @@ private:
     }
 
     void wait_for_events() {
-        if (workers_.empty()) return;
+        if (workers_.empty()) {
+            if (lock_waiting_) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            return;
+        }
         // Workers waiting for their turn have no deadline (their compile's has passed long ago).
-        auto soonest = Clock::now() + std::chrono::seconds(1);
+        auto soonest = Clock::now() + (lock_waiting_ ? std::chrono::milliseconds(10) : std::chrono::milliseconds(1000));
         for (const Worker &w : workers_) {
             if (w.phase != Phase::WaitingToRun) soonest = std::min(soonest, w.deadline);
         }
@@ -451,6 +484,8 @@ private:
     std::vector<Worker> workers_;
     size_t next_job_ = 0;
     int max_compiling_ = 1;
+    std::optional<MachineLock> lock_; // RunnerOptions::machine_lock
+    bool lock_waiting_ = false;       // the last turn asked of it was refused
     // Each job's group as the half-open range of job indices it spans (a job alone: itself).
     std::vector<size_t> group_start_, group_end_;
 };

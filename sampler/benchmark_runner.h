@@ -77,6 +77,12 @@ struct JobResult {
 struct RunnerOptions {
     int parallel_compiles = 0;       // concurrent workers compiling; 0: one per core
     bool exclusive_benchmark = true; // no compile runs while a job is timed
+    // Processes of one run that share this machine (MPI ranks): with parallel_compiles 0, each
+    // compiles on its share of the cores.
+    int processes_on_machine = 1;
+    // Where processes sharing this machine take turns to time (sampler/machine_lock.h: no job is
+    // timed while another process compiles or times); empty: none. Needs exclusive_benchmark.
+    std::string machine_lock;
     double compile_timeout_seconds = 600;
     double run_timeout_seconds = 60;                // for the whole timing protocol of one job
     int64_t memory_limit_bytes = int64_t(16) << 30; // RLIMIT_AS per worker; 0: none

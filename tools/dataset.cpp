@@ -2,6 +2,10 @@
 //
 //   dataset info FILE                      counts, statuses, runtimes, producer and hardware
 //   dataset verify FILE                    checksums, schema, CSR offsets, feature versions
+//   dataset verify --manifest DIR/SHA256SUMS   a published folder: digests, then every dataset
+//   dataset publish DIR                    verifies and compacts DIR/*.h5, writes DIR/README.md
+//                                          (the dataset card), read_dataset.py, runtimes.png and
+//                                          SHA256SUMS
 //   dataset merge --out OUT [--force] IN...  shards into one file (same hardware and features)
 //   dataset compact FILE                   rewrites FILE as small as its content (files left by a
 //                                          stopped generate-dataset take ~50x that)
@@ -20,17 +24,21 @@
 // Exit codes: 0 fine, 1 verify found problems (or a runtime failure), 2 user error, 130 retime
 // stopped by Ctrl-C.
 #include "datasets/operations.h"
+#include "datasets/publish.h"
 #include "datasets/reader.h"
 #include "datasets/verify.h"
 #include "harvest/config.h"
 #include "harvest/refeaturize.h"
 #include "harvest/retime.h"
 #include "tools/cli.h"
+#include "tools/files.h"
 #include "tools/interrupt.h"
 #include "tools/progress.h"
 #include "tools/table.h"
 
+#include <cmath>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -131,6 +139,58 @@ int verify(const std::string &path) {
     return 1;
 }
 
+// A downloaded copy against its manifest: digests, then every record of each dataset.
+int verify_manifest(const std::string &manifest) {
+    const ds::ManifestCheck r = ds::check_manifest(manifest);
+    if (r.ok()) {
+        std::cout << manifest << ": ok (" << r.files << " files, digests and datasets)\n";
+        return 0;
+    }
+    for (const std::string &p : r.problems) std::cout << manifest << ": " << p << "\n";
+    std::cerr << "dataset verify: " << r.problems.size() << " problem(s) against " << manifest << "\n";
+    return 1;
+}
+
+// The runtime labels of every ok schedule of the folder's files, as a histogram of log10 seconds
+// per file (gnuplot); false where gnuplot is missing or failed.
+bool plot_runtimes(const std::string &dir, const std::vector<ds::PublishedFile> &files, const std::string &png) {
+    std::string data, plot;
+    for (size_t i = 0; i < files.size(); i++) {
+        const auto reader = ds::DatasetReader::open(dir + "/" + files[i].name);
+        std::map<int, int> bins; // tenths of a decade
+        for (const ds::ScheduleRecord &s : reader->schedule_summaries()) {
+            if (s.status == ds::Status::Ok && s.runtime_min > 0)
+                bins[int(std::floor(std::log10(s.runtime_min) * 10))]++;
+        }
+        data += "$f" + std::to_string(i) + " << EOD\n";
+        for (const auto &[bin, n] : bins) data += std::to_string((bin + 0.5) / 10) + " " + std::to_string(n) + "\n";
+        data += "EOD\n";
+        plot += std::string(i ? ", " : "plot ") + "$f" + std::to_string(i) + " using 1:2 with steps lw 2 title '" +
+                files[i].name + "'";
+    }
+    return schedforge::tools::run_gnuplot(png, data +
+                                                   "set xlabel 'runtime label, log10 seconds'\n"
+                                                   "set ylabel 'ok schedules per tenth of a decade'\nset grid\n" +
+                                                   plot + "\n");
+}
+
+int publish(const std::string &dir) {
+    const std::vector<ds::PublishedFile> files = ds::prepare_for_publishing(dir);
+    std::vector<ds::CardPlot> plots;
+    if (plot_runtimes(dir, files, dir + "/runtimes.png"))
+        plots.push_back({"runtimes.png", "Runtime labels of the ok schedules, per file."});
+    ds::write_dataset_card(dir, files, plots);
+    ds::write_manifest(dir);
+    for (const ds::PublishedFile &f : files) {
+        std::cout << f.name << ": " << f.summary.pipelines << " pipelines, " << f.summary.schedules << " schedules, "
+                  << format_number("%.1f", double(f.bytes_before) / 1024) << " -> "
+                  << format_number("%.1f", double(f.summary.file_bytes) / 1024) << " KiB\n";
+    }
+    std::cout << "published " << dir << ": README.md, read_dataset.py" << (plots.empty() ? "" : ", runtimes.png")
+              << ", SHA256SUMS" << (plots.empty() ? " (no runtime plot: gnuplot failed or is missing)" : "") << "\n";
+    return 0;
+}
+
 std::array<double, 3> parse_fractions(const std::string &text) {
     std::array<double, 3> f{};
     std::istringstream in(text);
@@ -158,13 +218,17 @@ int main(int argc, char **argv) {
     app.require_subcommand(1);
     std::string file, out, out_dir, format = "csv", fractions = "0.8,0.1,0.1";
     std::vector<std::string> inputs;
-    std::string config;
+    std::string config, manifest;
     int threads = -1;
     bool force = false, resume = false;
     auto *info_cmd = app.add_subcommand("info", "Counts, statuses, runtimes, producer and hardware");
     info_cmd->add_option("FILE", file, "Dataset")->required();
     auto *verify_cmd = app.add_subcommand("verify", "Check checksums, schema, CSR offsets and feature versions");
-    verify_cmd->add_option("FILE", file, "Dataset")->required();
+    verify_cmd->add_option("FILE", file, "Dataset");
+    verify_cmd->add_option("--manifest", manifest, "Check a published folder's SHA256SUMS (digests, then datasets)");
+    auto *publish_cmd = app.add_subcommand(
+        "publish", "Verify and compact a folder's datasets; write its card, an h5py example and SHA256SUMS");
+    publish_cmd->add_option("DIR", out_dir, "Folder of finished datasets")->required();
     auto *merge_cmd = app.add_subcommand("merge", "Merge shards into one file");
     merge_cmd->add_option("--out", out, "The merged file (must not exist)")->required();
     merge_cmd->add_flag("--force", force, "Merge even if hardware, target or Halide version differ");
@@ -192,16 +256,20 @@ int main(int argc, char **argv) {
     retime_cmd->add_option("--threads", threads, "Halide runtime threads while timing (0: all cores)")
         ->check(CLI::NonNegativeNumber);
     retime_cmd->add_flag("--resume", resume, "Continue OUT.partial, left by a stopped or killed retime");
-    const std::set<std::string> commands{"info",  "verify", "merge",       "compact",
-                                         "split", "export", "refeaturize", "retime"};
+    const std::set<std::string> commands{"info",   "verify",  "merge",       "compact", "split",
+                                         "export", "publish", "refeaturize", "retime"};
     if (argc > 1 && argv[1][0] != '-' && !commands.count(argv[1])) {
         std::cerr << "dataset: unknown command '" << argv[1]
-                  << "' (info, verify, merge, compact, split, export, refeaturize or retime)\n";
+                  << "' (info, verify, merge, compact, split, export, publish, refeaturize or retime)\n";
         return 2;
     }
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         if (info_cmd->parsed()) return info(file);
-        if (verify_cmd->parsed()) return verify(file);
+        if (verify_cmd->parsed()) {
+            if (file.empty() == manifest.empty()) throw UserError("verify: give a FILE or --manifest SHA256SUMS");
+            return manifest.empty() ? verify(file) : verify_manifest(manifest);
+        }
+        if (publish_cmd->parsed()) return publish(out_dir);
         if (merge_cmd->parsed()) {
             const ds::MergeReport r = ds::merge_datasets(inputs, out, force);
             std::cout << "merged " << inputs.size() << " files into " << out << ": " << r.pipelines << " pipelines, "

@@ -7,13 +7,13 @@
 // and on schedules without loop tails). With --check-outputs every schedule is also compiled,
 // run and compared with the all-compute_root reference.
 #include "common/errors.h"
+#include "common/rng.h"
 #include "featurize/agreement.h"
 #include "featurize/apply.h"
 #include "featurize/host_target.h"
 #include "featurize/random_loop_nest.h"
 #include "generator/build.h"
 #include "generator/config.h"
-#include "generator/rng.h"
 #include "generator/synthesize.h"
 #include "sampler/output_check.h"
 #include "tools/cli.h"
@@ -48,7 +48,7 @@ MeasuredSchedule measure_schedule(const gen::PipelineSpec &spec, uint64_t pipeli
                                   const Halide::Target &target) {
     MeasuredSchedule m{gen::build_pipeline(spec), {}, {}, {}, {}};
     m.dag = featurize::FunctionDAG::build(m.built.pipeline);
-    m.nest = featurize::random_loop_nest(m.dag, target, gen::derive_seed(pipeline_seed, nest_index));
+    m.nest = featurize::random_loop_nest(m.dag, target, common::derive_seed(pipeline_seed, nest_index));
     m.predicted = featurize::compute_schedule_features(m.dag, m.nest, target);
     featurize::apply(m.dag, m.nest);
     m.measured = featurize::measure_lowered(m.built.pipeline, m.dag, target);

@@ -2,15 +2,19 @@
 // and measured runtimes (the source paper's §5), as an HDF5 file (datasets/SCHEMA.md).
 //
 //   generate-dataset --config configs/datasets/NAME.yaml --out FILE.h5 [--pipelines N]
-//                    [--schedules-per-pipeline 32] [--seed S] [--resume]
+//                    [--schedules-per-pipeline 32] [--seed S] [--shard K/N] [--resume]
 //
-// Flags override the config. Ctrl-C stops gracefully: no new sample starts, the ones in flight
-// finish and are saved (a second Ctrl-C quits at once); --resume continues a stopped or killed
-// run with neither duplicates nor gaps. Exit codes: 0 done, 1 runtime failure, 2 user error,
+// Flags override the config. --shard K/N generates only shard K of the run's N (harvest/shard.h);
+// under mpirun or a Slurm array job each process takes its shard from the launcher, and --out
+// DIR/ (a folder) writes DIR/shard-K-of-N.h5. Ctrl-C stops gracefully: no new sample starts,
+// the ones in flight finish and are saved (a second Ctrl-C quits at once); --resume continues a
+// stopped or killed run with neither duplicates nor gaps. Exit codes: 0 done, 1 runtime failure, 2 user error,
 // 130 stopped by Ctrl-C.
+#include "common/errors.h"
 #include "datasets/schema.h"
 #include "harvest/config.h"
 #include "harvest/harvest.h"
+#include "harvest/shard.h"
 #include "sampler/cost_model.h"
 #include "tools/cli.h"
 #include "tools/interrupt.h"
@@ -78,12 +82,41 @@ void print_summary(const sh::HarvestStats &s, const std::string &path) {
     }
 }
 
+// The shard to generate: --shard, else the launcher's (mpirun, a Slurm array), else the whole run;
+// and the file it goes to: a folder (--out DIR/ or an existing one) takes DIR/shard-K-of-N.h5.
+std::string shard_output(const std::string &shard_flag, const std::string &out, sh::HarvestConfig &config) {
+    std::optional<sh::LaunchedShard> launched = sh::shard_from_environment();
+    if (!shard_flag.empty()) {
+        config.shard = sh::parse_shard(shard_flag);
+    } else if (launched) {
+        config.shard = launched->shard;
+        config.runner.processes_on_machine = int(launched->processes_on_machine);
+    }
+    // Shards that share a machine take turns to time (sampler/machine_lock.h), whoever started them.
+    if (!config.shard.whole() && config.runner.exclusive_benchmark)
+        config.runner.machine_lock = (std::filesystem::temp_directory_path() / "schedforge-timing.lock").string();
+    const bool folder = (!out.empty() && out.back() == '/') || std::filesystem::is_directory(out);
+    if (!folder) {
+        if (launched && shard_flag.empty()) {
+            throw schedforge::UserError(launched->launcher + " started " + std::to_string(launched->shard.count) +
+                                        " processes, each writing its own shard: give --out a folder (DIR/)");
+        }
+        return out;
+    }
+    if (config.shard.whole()) {
+        throw schedforge::UserError("--out " + out +
+                                    " is a folder, which takes shards: add --shard K/N, or run under mpirun or as a "
+                                    "Slurm array job");
+    }
+    return (std::filesystem::path(out) / config.shard.file_name()).string();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
     CLI::App app{"Generate a dataset of random pipelines, sampled schedules, features and runtimes (HDF5).",
                  "generate-dataset"};
-    std::string config_path, out_path, weights;
+    std::string config_path, out_path, weights, shard;
     std::optional<int64_t> pipelines, schedules;
     std::optional<uint64_t> seed;
     bool resume = false;
@@ -93,6 +126,7 @@ int main(int argc, char **argv) {
     app.add_option("--schedules-per-pipeline", schedules, "Schedules sampled per pipeline (overrides the config)");
     app.add_option("--seed", seed, "Run seed (overrides the config)");
     app.add_option("--weights", weights, "Learned cost model weights for the search (overrides the config)");
+    app.add_option("--shard", shard, "Generate shard K of N of the run (K/N, K from 0; default: the launcher's)");
     app.add_flag("--resume", resume, "Continue FILE: run only the samples it lacks");
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         sh::HarvestConfig config = sh::load_harvest_config(config_path);
@@ -100,13 +134,18 @@ int main(int argc, char **argv) {
         if (schedules) config.schedules_per_pipeline = *schedules;
         if (seed) config.seed = *seed;
         if (!weights.empty()) config.search.weights = weights;
+        out_path = shard_output(shard, out_path, config);
         config.validate("command line");
         // A bad weights file is a user error now, not a failure in every worker.
         if (!config.search.weights.empty()) ss::make_cost_model(config.search.weights, config.search.coefficients);
+        // A shard's folder is made once every check has passed (a whole run's must exist).
+        if (const auto folder = std::filesystem::path(out_path).parent_path(); !config.shard.whole() && !folder.empty())
+            std::filesystem::create_directories(folder);
 
         const std::atomic<bool> *stop = schedforge::tools::stop_on_interrupt(
             "\ngenerate-dataset: stopping after the samples in flight (Ctrl-C again to quit now; --resume "
             "continues)\n");
+        if (!config.shard.whole()) std::cout << "shard " << config.shard.text() << " of the run: " << out_path << "\n";
         std::optional<schedforge::tools::ProgressBar> bar;
         const sh::HarvestStats stats = sh::run_harvest(config, out_path, resume, stop, [&](const sh::HarvestStats &s) {
             if (!bar) { // the first call: the plan is made

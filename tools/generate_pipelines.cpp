@@ -8,10 +8,10 @@
 // plus pipelines.tsv, one row per pipeline. --run uses the all-compute_root schedule by default:
 // Halide's own default (everything inlined, reductions recomputed at their consumers' innermost
 // loop) can take minutes on full-size pipelines; ask for it with --schedule inline.
+#include "common/rng.h"
 #include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
-#include "generator/rng.h"
 #include "generator/synthesize.h"
 #include "tools/cli.h"
 #include "tools/files.h"
@@ -63,7 +63,7 @@ std::string types_text(const sg::PipelineSpec &spec) {
 std::string checksum(const Halide::Buffer<> &buf) {
     Halide::Buffer<> dense = buf.copy(); // copy() is dense, so the bytes are contiguous
     const auto *bytes = reinterpret_cast<const char *>(dense.data());
-    return sg::format_id(sg::mix64(sg::fnv1a64(bytes, dense.size_in_bytes()))).substr(0, 8);
+    return sg::format_id(schedforge::common::mix64(schedforge::common::fnv1a64(bytes, dense.size_in_bytes()))).substr(0, 8);
 }
 
 } // namespace

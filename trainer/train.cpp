@@ -1,6 +1,6 @@
 #include "trainer/train.h"
 
-#include "generator/rng.h"
+#include "common/rng.h"
 
 #include <algorithm>
 #include <chrono>
@@ -27,7 +27,7 @@ std::vector<size_t> all_schedules(const TrainingPipeline &p) {
 }
 
 template<typename T>
-void shuffle(std::vector<T> &v, gen::Rng &rng) {
+void shuffle(std::vector<T> &v, common::Rng &rng) {
     for (size_t i = v.size(); i > 1; i--) std::swap(v[i - 1], v[size_t(rng.uniform_int(0, int64_t(i) - 1))]);
 }
 
@@ -91,7 +91,7 @@ TrainResult train(Model &model, const TrainingData &train_data, const TrainingDa
 
     // Batches: each pipeline's schedules shuffled and cut into pieces of at most batch_size (no
     // piece of one: a lone schedule has nothing to be compared with).
-    gen::Rng rng(gen::derive_seed(options.seed, 0x747261696eULL)); // "train"
+    common::Rng rng(common::derive_seed(options.seed, 0x747261696eULL)); // "train"
     for (int epoch = 1; epoch <= options.epochs; epoch++) {
         std::vector<std::pair<size_t, std::vector<size_t>>> batches;
         for (size_t pi = 0; pi < train_data.pipelines.size(); pi++) {

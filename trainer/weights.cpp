@@ -2,9 +2,9 @@
 
 #include "common/build_info.h"
 #include "common/errors.h"
+#include "common/rng.h"
 #include "common/wire.h"
 #include "datasets/schema.h"
-#include "generator/rng.h"
 
 #include <algorithm>
 #include <cmath>
@@ -101,7 +101,7 @@ std::string network_signature(int terms, int schedule_features) {
 
 Weights Weights::random(uint64_t seed) {
     Weights w;
-    gen::Rng rng(gen::derive_seed(seed, 0x77656967687473ULL)); // "weights"
+    common::Rng rng(common::derive_seed(seed, 0x77656967687473ULL)); // "weights"
     for (int t = 0; t < kNumTensors; t++) {
         w.tensors[size_t(t)].resize(size_t(tensor_shapes()[size_t(t)].size()));
         if (Tensor(t) == Tensor::TermLogScale) continue; // zero: drawn last, so the others keep their draws

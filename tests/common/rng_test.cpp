@@ -1,11 +1,11 @@
 // Rng: the same seed gives the same stream; draws stay in range and are roughly uniform.
-#include "generator/rng.h"
+#include "common/rng.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-namespace schedforge::gen {
+namespace schedforge::common {
 namespace {
 
 TEST(Rng, SameSeedGivesSameStream) {
@@ -47,4 +47,4 @@ TEST(Rng, DerivedSeedsDiffer) {
 }
 
 } // namespace
-} // namespace schedforge::gen
+} // namespace schedforge::common

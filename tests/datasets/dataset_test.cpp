@@ -2,6 +2,7 @@
 // verify catches corruption and broken offsets, merge/split/export keep every record once.
 #include "common/errors.h"
 #include "datasets/operations.h"
+#include "datasets/publish.h"
 #include "datasets/reader.h"
 #include "datasets/verify.h"
 #include "datasets/writer.h"
@@ -12,8 +13,12 @@
 #include <hdf5.h>
 
 #include <cmath>
+#include <csignal>
 #include <fstream>
+#include <iostream>
 #include <set>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -46,6 +51,13 @@ void expect_same(const ds::ScheduleRecord &a, const ds::ScheduleRecord &b) {
     EXPECT_EQ(a.nest, b.nest);
     EXPECT_EQ(a.features, b.features);
     EXPECT_EQ(a.timings, b.timings);
+}
+
+// Problems, one per line.
+std::string lines(const std::vector<std::string> &problems) {
+    std::string all;
+    for (const std::string &p : problems) all += p + "\n";
+    return all;
 }
 
 // Three pipelines (3, 1 and 4 stages) with 2, 0 and 3 schedules, one of them a crash.
@@ -126,16 +138,14 @@ TEST(Dataset, AnUnclosedWriterLeavesAReadableResumableFile) {
     EXPECT_TRUE(ds::verify_dataset(path).ok()) << ds::verify_dataset(path).problems.front();
 }
 
-TEST(Dataset, VerifyFindsACorruptedChunk) {
-    const fs::path dir = scratch("dataset_corrupt");
-    const std::string path = write_sample_file(dir, "c.h5");
-    ASSERT_TRUE(ds::verify_dataset(path).ok());
-    // Where the first chunk of schedule_features lies in the file.
+// Overwrites four bytes in the middle of the first chunk of `dataset` (stored compressed and
+// checksummed: the damage shows on reading it).
+void corrupt_first_chunk(const std::string &path, const char *dataset) {
     haddr_t address = 0;
     hsize_t size = 0;
     {
         const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-        const hid_t d = H5Dopen2(f, "schedule_features", H5P_DEFAULT);
+        const hid_t d = H5Dopen2(f, dataset, H5P_DEFAULT);
         const hid_t space = H5Dget_space(d);
         hsize_t offset[2];
         unsigned mask = 0;
@@ -145,17 +155,175 @@ TEST(Dataset, VerifyFindsACorruptedChunk) {
         H5Fclose(f);
     }
     ASSERT_GT(size, 16u);
-    {
-        std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
-        file.seekp(std::streamoff(address + size / 2));
-        const char garbage[4] = {'\x5a', '\x00', '\x7f', '\x13'};
-        file.write(garbage, sizeof(garbage));
-    }
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(std::streamoff(address + size / 2));
+    const char garbage[4] = {'\x5a', '\x00', '\x7f', '\x13'};
+    file.write(garbage, sizeof(garbage));
+}
+
+TEST(Dataset, VerifyFindsACorruptedChunk) {
+    const fs::path dir = scratch("dataset_corrupt");
+    const std::string path = write_sample_file(dir, "c.h5");
+    ASSERT_TRUE(ds::verify_dataset(path).ok());
+    corrupt_first_chunk(path, "schedule_features");
     const ds::VerifyReport report = ds::verify_dataset(path);
     ASSERT_FALSE(report.ok());
     bool named = false;
     for (const std::string &p : report.problems) named |= p.find("schedule_features") != std::string::npos;
     EXPECT_TRUE(named) << report.problems.front();
+}
+
+// Every record of a file as bytes (doubles by their bits, so NaN equals NaN): two files hold the
+// same records exactly when their texts are equal.
+std::string all_records(const std::string &path) {
+    const auto r = ds::DatasetReader::open(path);
+    std::string out;
+    auto put = [&](const void *data, size_t bytes) { out.append(static_cast<const char *>(data), bytes); };
+    auto text = [&](const std::string &t) {
+        const uint64_t n = t.size();
+        put(&n, sizeof(n));
+        out += t;
+    };
+    auto floats = [&](const auto &v) {
+        text(std::string(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(v[0])));
+    };
+    for (uint64_t i = 0; i < r->num_pipelines(); i++) {
+        const ds::PipelineRecord p = r->pipeline(i);
+        put(&p.id, sizeof(p.id)), put(&p.seed, sizeof(p.seed)), put(&p.generator_version, sizeof(p.generator_version));
+        put(&p.reference_status, sizeof(p.reference_status)), put(&p.reference_runtime, sizeof(p.reference_runtime));
+        text(p.spec);
+        for (const std::string &stage : p.stages) text(stage);
+        floats(p.features);
+    }
+    for (uint64_t i = 0; i < r->num_schedules(); i++) {
+        const ds::ScheduleRecord s = r->schedule(i);
+        for (double v : {double(s.pipeline_row), double(s.sample), double(s.seed), double(s.mode), double(s.beam_size),
+                         double(s.passes), s.dropout, double(s.status), s.predicted_cost, s.runtime_min,
+                         s.runtime_median, s.search_seconds, s.compile_seconds, s.benchmark_seconds, double(s.threads)})
+            put(&v, sizeof(v));
+        text(s.source), text(s.message), text(s.nest);
+        floats(s.features), floats(s.timings);
+    }
+    return out;
+}
+
+// The corruption drill: 16 bytes flipped at 48 offsets spread over a small file, one copy each.
+// Each damaged copy is reported by verify (or refused when opened), or harmless: every record
+// reads back as it was. And each answer comes within seconds: HDF5's SWMR reader used to retry
+// failed metadata reads, asleep, for over five minutes (and damaged metadata can crash HDF5, or
+// make it loop: verify reports both, by its time limit, set short here).
+TEST(Dataset, FlippedBytesAnywhereAreReportedOrHarmlessAndAnsweredQuickly) {
+    const fs::path dir = scratch("dataset_drill");
+    const std::string original = write_sample_file(dir, "drill.h5"), damaged = (dir / "damaged.h5").string();
+    ASSERT_TRUE(ds::verify_dataset(original).ok());
+    const std::string records = all_records(original);
+    const uint64_t size = fs::file_size(original);
+    constexpr int kOffsets = 48, kVerifySeconds = 5, kSecondsEach = 30;
+    enum Verdict { Reported = 10, Harmless, Undetected };
+    int reported = 0, harmless = 0;
+    for (int k = 0; k < kOffsets; k++) {
+        const uint64_t offset = (size - 16) * uint64_t(k) / (kOffsets - 1);
+        SCOPED_TRACE("16 bytes flipped at offset " + std::to_string(offset) + " of " + std::to_string(size));
+        fs::copy_file(original, damaged, fs::copy_options::overwrite_existing);
+        {
+            std::fstream file(damaged, std::ios::in | std::ios::out | std::ios::binary);
+            char bytes[16];
+            file.seekg(std::streamoff(offset));
+            file.read(bytes, sizeof(bytes));
+            for (char &b : bytes) b = char(~b);
+            file.seekp(std::streamoff(offset));
+            file.write(bytes, sizeof(bytes));
+        }
+        // In a child, so that a hang is caught by its alarm and a crash by its signal.
+        const pid_t pid = fork();
+        if (pid == 0) {
+            alarm(kSecondsEach);
+            try {
+                if (!ds::verify_dataset(damaged, kVerifySeconds).ok()) _exit(Reported);
+            } catch (const std::exception &) {
+                _exit(Reported); // refused as unopenable
+            }
+            try {
+                _exit(all_records(damaged) == records ? Harmless : Undetected);
+            } catch (const std::exception &) {
+                _exit(Undetected); // verify passed a file that does not read
+            }
+        }
+        int status = 0;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_FALSE(WIFSIGNALED(status))
+            << (WTERMSIG(status) == SIGALRM ? "no answer within the time limit"
+                                            : "killed by signal " + std::to_string(WTERMSIG(status)));
+        ASSERT_TRUE(WIFEXITED(status));
+        EXPECT_NE(WEXITSTATUS(status), Undetected) << "verify passed a file whose records changed";
+        EXPECT_TRUE(WEXITSTATUS(status) == Reported || WEXITSTATUS(status) == Harmless) << WEXITSTATUS(status);
+        reported += WEXITSTATUS(status) == Reported;
+        harmless += WEXITSTATUS(status) == Harmless;
+    }
+    EXPECT_GT(reported, kOffsets / 4); // the drill did damage something
+    std::cout << "[          ] " << reported << " reported, " << harmless << " harmless\n";
+}
+
+// A published folder: its card and example, a manifest that sha256sum and check_manifest accept,
+// and a check that names each file missing, changed or unlisted. A damaged dataset stops the
+// publish before anything is written.
+TEST(Dataset, PublishWritesACardAnExampleAndAManifestThatChecksACopy) {
+    const fs::path dir = scratch("dataset_publish");
+    write_sample_file(dir, "a.h5", 10);
+    write_sample_file(dir, "b.h5", 20);
+    const std::vector<ds::PublishedFile> files = ds::prepare_for_publishing(dir.string());
+    ASSERT_EQ(files.size(), 2u);
+    EXPECT_EQ(files[0].name, "a.h5");
+    EXPECT_EQ(files[1].summary.schedules, 5u);
+    EXPECT_LE(files[0].summary.file_bytes, files[0].bytes_before);
+    ds::write_dataset_card(dir.string(), files, {});
+    ds::write_manifest(dir.string());
+    const std::string card = read_file(dir / "README.md");
+    for (const char *needle : {"`a.h5`", "`b.h5`", "6 pipelines, 10 schedules, 8 of them ok", "1 crash",
+                               "cpu_model = test", "min_samples = 5", "ünïcødé", "read_dataset.py"})
+        EXPECT_NE(card.find(needle), std::string::npos) << needle << "\n" << card;
+
+    // The example reads what the C++ reader reads (Debian's interpreter, with h5py).
+    const Result py = run("/usr/bin/python3 " + (dir / "read_dataset.py").string() + " " + (dir / "a.h5").string());
+    ASSERT_EQ(py.exit_code, 0) << py.err;
+    EXPECT_NE(py.out.find("ok schedules 4\npipelines 2\n"), std::string::npos) << py.out;
+
+    const std::string manifest = (dir / "SHA256SUMS").string();
+    const Result sums = run("cd " + dir.string() + " && sha256sum --check --quiet SHA256SUMS");
+    EXPECT_EQ(sums.exit_code, 0) << sums.out << sums.err;
+    const ds::ManifestCheck good = ds::check_manifest(manifest);
+    EXPECT_TRUE(good.ok()) << good.problems.front();
+    EXPECT_EQ(good.files, 4u); // a.h5, b.h5, README.md, read_dataset.py
+
+    // A copy with one file changed, one gone and one added.
+    {
+        std::fstream f(dir / "b.h5", std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(100);
+        f.put('\x42');
+    }
+    fs::remove(dir / "README.md");
+    fs::copy_file(dir / "a.h5", dir / "c.h5");
+    const std::string all = lines(ds::check_manifest(manifest).problems);
+    EXPECT_NE(all.find("b.h5: changed"), std::string::npos) << all;
+    EXPECT_NE(all.find("README.md: missing"), std::string::npos) << all;
+    EXPECT_NE(all.find("c.h5: a dataset the manifest does not list"), std::string::npos) << all;
+    EXPECT_EQ(all.find("a.h5:"), std::string::npos) << all;
+
+    // Publishing a folder with a damaged dataset writes nothing.
+    const fs::path damaged = scratch("dataset_publish_damaged");
+    write_sample_file(damaged, "a.h5");
+    corrupt_first_chunk((damaged / "a.h5").string(), "schedule_features");
+    try {
+        ds::prepare_for_publishing(damaged.string());
+        ADD_FAILURE() << "published a damaged file";
+    } catch (const UserError &e) {
+        EXPECT_NE(std::string(e.what()).find("a.h5: "), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(damaged / "README.md"));
+    const fs::path empty = scratch("dataset_publish_empty");
+    fs::create_directories(empty);
+    EXPECT_THROW(ds::prepare_for_publishing(empty.string()), UserError);
+    EXPECT_THROW(ds::check_manifest((empty / "SHA256SUMS").string()), UserError);
 }
 
 TEST(Dataset, VerifyFindsBrokenOffsetsAndValues) {
@@ -171,9 +339,7 @@ TEST(Dataset, VerifyFindsBrokenOffsetsAndValues) {
     w->add_schedule(bad_runtime);
     w->add_schedule(test_schedule(0, 1, 2)); // sample 1 twice
     w->close();
-    const ds::VerifyReport report = ds::verify_dataset(path);
-    std::string all;
-    for (const std::string &p : report.problems) all += p + "\n";
+    const std::string all = lines(ds::verify_dataset(path).problems);
     EXPECT_NE(all.find("3 feature rows for a pipeline of 2 stages"), std::string::npos) << all;
     EXPECT_NE(all.find("runtime_min is not the fastest"), std::string::npos) << all;
     EXPECT_NE(all.find("appears twice"), std::string::npos) << all;

@@ -177,7 +177,7 @@ TEST(ExprEval, CancellingExpressionIsDetected) {
                                {ExprOp::Add, T::Int16, 0, {0, 1}}, {ExprOp::Load, T::Int16, 0, {}},
                                {ExprOp::Const, T::Int16, 10, {}},  {ExprOp::Add, T::Int16, 0, {3, 4}},
                                {ExprOp::Sub, T::Int16, 0, {2, 5}}};
-    Rng rng(1);
+    common::Rng rng(1);
     EXPECT_FALSE(every_slot_matters(e, {T::Int16}, rng));
     e.back().op = ExprOp::Mul;
     EXPECT_TRUE(every_slot_matters(e, {T::Int16}, rng));

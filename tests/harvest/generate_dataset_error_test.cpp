@@ -61,6 +61,24 @@ TEST(GenerateDatasetErrors, BadPathsWriteNothing) {
     expect_quiet_user_error(
         run(generate("--config " + config + " --out " + (dir / "o.h5").string() + " --pipelines -1")), "pipelines");
     EXPECT_FALSE(fs::exists(dir / "o.h5"));
+
+    // Shards: K/N with K < N; a folder takes shards only; a launcher's ranks need a folder each
+    // to write their own shard in; and a bad check after the shard leaves no folder behind.
+    expect_quiet_user_error(run(generate("--config " + config + " --out " + (dir / "o.h5").string() + " --shard 2/2")),
+                            "K/N");
+    expect_quiet_user_error(run(generate("--config " + config + " --out " + (dir / "shards").string() + "/")),
+                            "folder");
+    expect_quiet_user_error(run("OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 " +
+                                generate("--config " + config + " --out " + (dir / "o.h5").string())),
+                            "Open MPI started 2 processes");
+    expect_quiet_user_error(run("SLURM_ARRAY_TASK_ID=9 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=3 " +
+                                generate("--config " + config + " --out " + (dir / "shards").string() + "/")),
+                            "contiguous");
+    expect_quiet_user_error(
+        run(generate("--config " + config + " --out " + (dir / "shards").string() + "/ --shard 0/2 --pipelines 0")),
+        "pipelines");
+    EXPECT_FALSE(fs::exists(dir / "o.h5"));
+    EXPECT_FALSE(fs::exists(dir / "shards"));
 }
 
 TEST(DatasetCliErrors, BadFilesAndArguments) {
@@ -77,6 +95,18 @@ TEST(DatasetCliErrors, BadFilesAndArguments) {
                                 " --fractions 0.5,x,0.5"),
                             "--fractions");
     expect_quiet_user_error(run(tool + " frobnicate"), "frobnicate");
+    expect_quiet_user_error(run(tool + " verify"), "--manifest");
+    expect_quiet_user_error(
+        run(tool + " verify " + (dir / "text.h5").string() + " --manifest " + (dir / "SHA256SUMS").string()),
+        "--manifest");
+    expect_quiet_user_error(run(tool + " verify --manifest " + (dir / "SHA256SUMS").string()), "SHA256SUMS");
+    std::ofstream(dir / "BADSUMS") << "not a digest  file.h5\n";
+    expect_quiet_user_error(run(tool + " verify --manifest " + (dir / "BADSUMS").string()), "BADSUMS:1");
+    expect_quiet_user_error(run(tool + " publish " + (dir / "nowhere").string()), "not a folder");
+    fs::create_directories(dir / "empty");
+    expect_quiet_user_error(run(tool + " publish " + (dir / "empty").string()), "no .h5");
+    expect_quiet_user_error(run(tool + " publish " + dir.string()), "text.h5");
+    EXPECT_FALSE(fs::exists(dir / "README.md"));
 }
 
 } // namespace

@@ -59,6 +59,16 @@ Content content(const std::string &path) {
     return c;
 }
 
+// `got` holds exactly `want`'s samples.
+void expect_same_samples(const Content &want, const Content &got) {
+    EXPECT_EQ(got.size(), want.size());
+    for (const auto &[key, sample] : want) {
+        const auto it = got.find(key);
+        ASSERT_NE(it, got.end()) << "sample " << key.second << " of pipeline " << key.first << " missing";
+        EXPECT_TRUE(it->second == sample) << "sample " << key.second << " of pipeline " << key.first << " differs";
+    }
+}
+
 // generate-dataset started without a shell.
 pid_t spawn_generate(const std::vector<std::string> &args) { return spawn(GENERATE_DATASET, args); }
 
@@ -127,14 +137,9 @@ TEST(GenerateDataset, KilledAndResumedEqualsUninterrupted) {
     const Result b = run(generate("--config " + config + " --out " + killed + " --resume"));
     ASSERT_EQ(b.exit_code, 0) << b.err;
     EXPECT_NE(b.out.find("were already there"), std::string::npos) << b.out;
-    const Content want = content(whole), got = content(killed);
+    const Content want = content(whole);
     EXPECT_EQ(want.size(), 12u);
-    EXPECT_EQ(got.size(), want.size());
-    for (const auto &[key, sample] : want) {
-        const auto it = got.find(key);
-        ASSERT_NE(it, got.end()) << "sample " << key.second << " of pipeline " << key.first << " missing";
-        EXPECT_TRUE(it->second == sample) << "sample " << key.second << " of pipeline " << key.first << " differs";
-    }
+    expect_same_samples(want, content(killed));
     const ds::VerifyReport v = ds::verify_dataset(killed);
     EXPECT_TRUE(v.ok()) << v.problems.front();
 
@@ -145,6 +150,97 @@ TEST(GenerateDataset, KilledAndResumedEqualsUninterrupted) {
     const Result other = run(generate("--config " + config + " --out " + killed + " --resume --seed 6"));
     EXPECT_EQ(other.exit_code, 2);
     EXPECT_NE(other.err.find("different config"), std::string::npos) << other.err;
+}
+
+// The shards of a run (--shard K/N, or the ranks of mpirun, whose variables are set here as
+// mpirun sets them) hold together exactly the unsharded run's samples, and merge into one file.
+TEST(GenerateDataset, ShardsTogetherHoldTheWholeRun) {
+    const fs::path dir = scratch("harvest_shards");
+    const std::string config = tiny_config(dir);
+    const std::string whole = (dir / "whole.h5").string(), shards = (dir / "shards").string() + "/";
+    const Result a = run(generate("--config " + config + " --out " + whole));
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+
+    const Result s0 = run(generate("--config " + config + " --out " + shards + " --shard 0/2"));
+    ASSERT_EQ(s0.exit_code, 0) << s0.err;
+    EXPECT_NE(s0.out.find("shard 0/2 of the run"), std::string::npos) << s0.out;
+    const Result s1 = run("OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_SIZE=2 " +
+                          generate("--config " + config + " --out " + shards));
+    ASSERT_EQ(s1.exit_code, 0) << s1.err;
+    const std::string f0 = shards + "shard-0-of-2.h5", f1 = shards + "shard-1-of-2.h5";
+
+    // Round robin: pipelines 0 and 2 in shard 0, pipeline 1 in shard 1; no sample in both.
+    const Content c0 = content(f0), c1 = content(f1);
+    EXPECT_EQ(ds::DatasetReader::open(f0)->num_pipelines(), 2u);
+    EXPECT_EQ(ds::DatasetReader::open(f1)->num_pipelines(), 1u);
+    Content both = c0;
+    for (const auto &[key, sample] : c1) EXPECT_TRUE(both.emplace(key, sample).second) << "in both shards";
+    expect_same_samples(content(whole), both);
+
+    // Each file says which shard it is, and how the rank shared its machine.
+    const ds::FileInfo i1 = ds::DatasetReader::open(f1)->info();
+    EXPECT_NE(i1.config.find("shard: 1/2"), std::string::npos) << i1.config;
+    EXPECT_NE(i1.timing_protocol.find("processes_on_machine = 2"), std::string::npos) << i1.timing_protocol;
+    EXPECT_EQ(i1.timing_protocol.find("machine_lock = none"), std::string::npos) << i1.timing_protocol;
+    EXPECT_EQ(ds::DatasetReader::open(whole)->info().config.find("shard:"), std::string::npos);
+
+    // The same under a real mpirun (Open MPI, tools/setup installs it): two ranks on this machine.
+    const std::string mpi = (dir / "mpi").string() + "/";
+    const Result r = run("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe " +
+                         generate("--config " + config + " --out " + mpi));
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    Content ranks = content(mpi + "shard-0-of-2.h5");
+    for (const auto &[key, sample] : content(mpi + "shard-1-of-2.h5")) ranks.emplace(key, sample);
+    expect_same_samples(content(whole), ranks);
+    EXPECT_NE(ds::DatasetReader::open(mpi + "shard-0-of-2.h5")->info().timing_protocol.find("processes_on_machine = 2"),
+              std::string::npos);
+
+    const std::string merged = (dir / "merged.h5").string();
+    const Result m = run(std::string(DATASET) + " merge --out " + merged + " " + f0 + " " + f1);
+    ASSERT_EQ(m.exit_code, 0) << m.err;
+    expect_same_samples(content(whole), content(merged));
+
+    // A shard resumes as itself only.
+    const Result other = run(generate("--config " + config + " --out " + f1 + " --shard 0/2 --resume"));
+    EXPECT_EQ(other.exit_code, 2);
+    EXPECT_NE(other.err.find("different config"), std::string::npos) << other.err;
+    const Result same = run(generate("--config " + config + " --out " + f1 + " --shard 1/2 --resume"));
+    EXPECT_EQ(same.exit_code, 0) << same.err;
+    EXPECT_NE(same.out.find("wrote 0 samples"), std::string::npos) << same.out;
+
+    // The shards published as they are: a card, and a manifest that checks the folder.
+    const Result pub = run(std::string(DATASET) + " publish " + shards);
+    ASSERT_EQ(pub.exit_code, 0) << pub.err;
+    EXPECT_NE(pub.out.find("published " + shards), std::string::npos) << pub.out;
+    EXPECT_NE(read_file(shards + "README.md").find("`shard-1-of-2.h5`"), std::string::npos);
+    const Result check = run(std::string(DATASET) + " verify --manifest " + shards + "SHA256SUMS");
+    EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+    expect_same_samples(content(whole), content(merged));
+}
+
+// The Slurm array script, run as Slurm runs a task (its variables set here): the task writes its
+// shard, and the same task requeued continues its file.
+TEST(GenerateDataset, SlurmArrayTasksWriteAndResumeTheirShard) {
+    const fs::path dir = scratch("harvest_slurm");
+    const std::string config = tiny_config(dir), out = (dir / "run").string() + "/";
+    const std::string task = "SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_COUNT=3 "
+                             "SCHEDFORGE_GENERATE_DATASET=" GENERATE_DATASET " " SCHEDFORGE_SOURCE_DIR
+                             "/tools/slurm-generate-dataset " +
+                             config + " " + out;
+    const Result first = run(task);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    EXPECT_NE(first.out.find("shard 1/3 of the run"), std::string::npos) << first.out;
+    {
+        const auto shard = ds::DatasetReader::open(out + "shard-1-of-3.h5"); // closed again: a reader blocks writers
+        EXPECT_EQ(shard->num_pipelines(), 1u);
+        EXPECT_EQ(shard->num_schedules(), 4u);
+    }
+
+    const Result requeued = run(task);
+    ASSERT_EQ(requeued.exit_code, 0) << requeued.err;
+    EXPECT_NE(requeued.out.find("(resumed)"), std::string::npos) << requeued.out;
+    EXPECT_NE(requeued.out.find("wrote 0 samples"), std::string::npos) << requeued.out;
+    EXPECT_EQ(run(SCHEDFORGE_SOURCE_DIR "/tools/slurm-generate-dataset " + config + " " + out).exit_code, 2);
 }
 
 TEST(GenerateDataset, CtrlCStopsWithEveryFinishedSampleSaved) {

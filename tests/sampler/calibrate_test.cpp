@@ -9,7 +9,7 @@
 #include "trainer/model.h"
 #include "trainer/train.h"
 
-#include "generator/rng.h"
+#include "common/rng.h"
 
 #include <gtest/gtest.h>
 
@@ -24,7 +24,7 @@ namespace tr = schedforge::trainer;
 // Random pipelines of `stages` stages and schedules with plausible features; runtimes from
 // `truth` (seconds).
 tr::TrainingData synthetic_data(const Coefficients &truth, int pipelines, int schedules, uint64_t seed) {
-    gen::Rng rng(seed);
+    common::Rng rng(seed);
     tr::TrainingData data;
     for (int p = 0; p < pipelines; p++) {
         tr::TrainingPipeline tp;
@@ -56,7 +56,7 @@ tr::TrainingData synthetic_data(const Coefficients &truth, int pipelines, int sc
 TEST(Calibrate, RecoversCoefficientsThatExplainTheData) {
     const Coefficients start = SearchOptions().coefficients;
     Coefficients truth = start;
-    gen::Rng rng(7);
+    common::Rng rng(7);
     for (double &c : truth) c *= std::exp2(8 * rng.uniform01() - 4); // each term off by up to 16x
     const tr::TrainingData train = synthetic_data(truth, 40, 12, 1), held_out = synthetic_data(truth, 10, 12, 2);
 
@@ -78,7 +78,7 @@ TEST(Calibrate, RecoversCoefficientsThatExplainTheData) {
 TEST(Calibrate, RankingRefinementOrdersSchedulesTheTermsDoNotExplain) {
     const Coefficients start = SearchOptions().coefficients;
     Coefficients truth = start;
-    gen::Rng rng(11);
+    common::Rng rng(11);
     for (double &c : truth) c *= std::exp2(8 * rng.uniform01() - 4);
     tr::TrainingData train = synthetic_data(truth, 40, 12, 4), held_out = synthetic_data(truth, 10, 12, 5);
     for (tr::TrainingData *data : {&train, &held_out}) {
@@ -126,7 +126,7 @@ TEST(Calibrate, TermsTheDataNeverExercisesKeepTheirStart) {
 // manual model with them, whatever its heads' random weights: training starts from there.
 TEST(Calibrate, LearnedModelFromCoefficientsPredictsAsTheManualModel) {
     Coefficients c = SearchOptions().coefficients;
-    gen::Rng rng(5);
+    common::Rng rng(5);
     for (double &v : c) v *= std::exp2(8 * rng.uniform01() - 4);
     c[1] = 0; // a term switched off stays (almost) off
     tr::TrainingData data = synthetic_data(c, 6, 10, 3);

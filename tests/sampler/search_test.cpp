@@ -3,6 +3,7 @@
 // the same seed gives the same schedule whatever the thread count, different dropout seeds give
 // varied schedules. Also the cost terms on hand-made features and bad search options.
 #include "common/errors.h"
+#include "common/rng.h"
 #include "featurize/apply.h"
 #include "featurize/cost_terms.h"
 #include "featurize/host_target.h"
@@ -10,7 +11,6 @@
 #include "featurize/random_loop_nest.h"
 #include "generator/build.h"
 #include "generator/config.h"
-#include "generator/rng.h"
 #include "generator/synthesize.h"
 #include "sampler/beam_search.h"
 #include "sampler/cost_model.h"
@@ -167,7 +167,7 @@ TEST_P(FeatureMemo, EqualsFeaturizingFromScratch) {
     const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
     const Halide::Target target = strict_target();
     const SuccessorGenerator generator(dag, target, options(1, 1));
-    gen::Rng rng(uint64_t(GetParam()) + 77);
+    common::Rng rng(uint64_t(GetParam()) + 77);
     sf::LoopNest nest(dag);
     std::vector<sf::StageFeatures> features;
     int64_t reused_total = 0;

@@ -21,7 +21,7 @@ using namespace testing;
 
 // Runtimes near the predictions (a factor in [1/2, 2]), so that the loss and its gradient are
 // of order one, as in training.
-TrainingBatch batch_near(const Weights &w, const PipelineInput &p, StateBatch states, gen::Rng &rng, LossKind kind) {
+TrainingBatch batch_near(const Weights &w, const PipelineInput &p, StateBatch states, common::Rng &rng, LossKind kind) {
     TrainingBatch b;
     const std::vector<double> predicted = reference_forward(to_double(w), p, states, w.correction_bound);
     b.states = std::move(states);
@@ -34,7 +34,7 @@ TrainingBatch batch_near(const Weights &w, const PipelineInput &p, StateBatch st
 }
 
 TEST(CostModel, ForwardMatchesDoubleReference) {
-    gen::Rng rng(11);
+    common::Rng rng(11);
     Weights w = Weights::random(5);
     for (float &v : w[Tensor::TermLogScale]) v = float(4 * rng.uniform01() - 2); // random is all zero
     for (double bound : {0.0, 3.0}) {
@@ -72,7 +72,7 @@ TEST(CostModel, ForwardMatchesDoubleReference) {
 // zero moments is (1 - beta1) * gradient; the learning rate is 0 so nothing else moves) against
 // central differences of the double-precision loss.
 void check_gradient(LossKind kind, double correction_bound = 0) {
-    gen::Rng rng(21 + int(kind));
+    common::Rng rng(21 + int(kind));
     Weights w = Weights::random(9);
     w.correction_bound = correction_bound;
     const PipelineInput p = synthetic_pipeline(rng, 4);
@@ -121,7 +121,7 @@ TEST(CostModel, GradientMatchesFiniteDifferencesWithBoundedCorrections) { check_
 // The trust region: from the manual model, any last layer keeps every coefficient within
 // [1/B, B] of the manual one, so a state's cost stays within those factors of the manual cost.
 TEST(CostModel, BoundedCorrectionsStayWithinTheTrustRegion) {
-    gen::Rng rng(13);
+    common::Rng rng(13);
     std::array<double, kTerms> coefficients{};
     for (double &c : coefficients) c = log_uniform(rng, 0.01, 1);
     const double bound = 2;
@@ -151,7 +151,7 @@ TEST(CostModel, BoundedCorrectionsStayWithinTheTrustRegion) {
 // Two Adam steps against the update written out in plain C++ (bias correction included), with
 // the gradients taken from probe models at the same weights.
 TEST(CostModel, AdamStepsMatchPlainReference) {
-    gen::Rng rng(31);
+    common::Rng rng(31);
     const Weights w0 = Weights::random(17);
     const PipelineInput p = synthetic_pipeline(rng, 3);
     const TrainingBatch batch = batch_near(w0, p, synthetic_states(rng, 10, 3), rng, LossKind::Throughput);
@@ -193,7 +193,7 @@ TEST(CostModel, AdamStepsMatchPlainReference) {
 // network can represent them (constant coefficients), so training from random weights must get
 // close. The bar: validation loss at least 10x lower.
 TEST(Training, LearnsAKnownFunctionOfTheFeatures) {
-    gen::Rng rng(41);
+    common::Rng rng(41);
     std::array<double, kTerms> truth{};
     for (double &c : truth) c = log_uniform(rng, 0.01, 1);
     WeightsD exact{};
@@ -202,7 +202,7 @@ TEST(Training, LearnsAKnownFunctionOfTheFeatures) {
     TrainingData all;
     for (int i = 0; i < 60; i++) {
         TrainingPipeline tp;
-        tp.id = gen::mix64(uint64_t(i) + 1);
+        tp.id = common::mix64(uint64_t(i) + 1);
         const int stages = int(rng.uniform_int(2, 5));
         tp.input = synthetic_pipeline(rng, stages);
         const StateBatch states = synthetic_states(rng, 16, stages, false);

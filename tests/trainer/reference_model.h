@@ -2,8 +2,8 @@
 // with plain loops (independently of the Halide generators), and synthetic pipelines and states.
 #pragma once
 
+#include "common/rng.h"
 #include "featurize/cost_terms.h"
-#include "generator/rng.h"
 #include "trainer/metrics.h"
 #include "trainer/model.h"
 
@@ -97,12 +97,12 @@ inline double reference_loss(const WeightsD &w, const PipelineInput &p, const Tr
                           std::vector<double>(b.sample_weights.begin(), b.sample_weights.end()), kind);
 }
 
-inline double log_uniform(gen::Rng &rng, double lo, double hi) {
+inline double log_uniform(common::Rng &rng, double lo, double hi) {
     return std::exp(std::log(lo) + rng.uniform01() * (std::log(hi) - std::log(lo)));
 }
 
 // A pipeline of `stages` stages with small operation counts; stage 0 is the output.
-inline PipelineInput synthetic_pipeline(gen::Rng &rng, int stages, int cores = 8) {
+inline PipelineInput synthetic_pipeline(common::Rng &rng, int stages, int cores = 8) {
     PipelineInput p;
     p.num_stages = stages;
     p.num_cores = cores;
@@ -116,7 +116,7 @@ inline PipelineInput synthetic_pipeline(gen::Rng &rng, int stages, int cores = 8
 }
 
 // One state's features for a stage: plausible magnitudes, consistent enough for the terms.
-inline void synthetic_stage(gen::Rng &rng, float *x) {
+inline void synthetic_stage(common::Rng &rng, float *x) {
     using I = featurize::ScheduleFeatureIndex;
     for (int f = 0; f < kScheduleFeatures; f++) x[f] = float(log_uniform(rng, 1, 1e4));
     x[I::vector_size] = rng.chance(0.5) ? 8 : 1;
@@ -127,7 +127,7 @@ inline void synthetic_stage(gen::Rng &rng, float *x) {
     x[I::heap_realizations] = rng.chance(0.3) ? x[I::num_realizations] : 0;
 }
 
-inline StateBatch synthetic_states(gen::Rng &rng, int states, int stages, bool with_unscheduled = true) {
+inline StateBatch synthetic_states(common::Rng &rng, int states, int stages, bool with_unscheduled = true) {
     StateBatch b;
     b.num_states = states;
     b.schedule_features.assign(size_t(states) * stages * kScheduleFeatures, 0.0f);

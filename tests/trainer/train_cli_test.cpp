@@ -30,13 +30,13 @@ std::string write_dataset(const fs::path &dir, const std::string &name = "train.
     fs::create_directories(dir);
     const std::string path = (dir / name).string();
     auto writer = datasets::DatasetWriter::create(path, schedforge::testing::test_file_info());
-    gen::Rng rng(5);
+    common::Rng rng(5);
     testing::WeightsD exact{};
     for (int t = 0; t < kNumTensors; t++) exact[size_t(t)].assign(size_t(tensor_shapes()[size_t(t)].size()), 0.0);
     for (int o = 0; o < kTerms; o++) exact[size_t(Tensor::Bias1)][size_t(o)] = 0.1 + 0.03 * o;
     for (uint64_t i = 0; i < 12; i++) {
         const int stages = 3;
-        datasets::PipelineRecord p = schedforge::testing::test_pipeline(gen::mix64(i + first_id), stages);
+        datasets::PipelineRecord p = schedforge::testing::test_pipeline(common::mix64(i + first_id), stages);
         const PipelineInput input = testing::synthetic_pipeline(rng, stages);
         p.features = input.pipeline_features;
         const uint64_t row = writer->add_pipeline(p);
