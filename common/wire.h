@@ -4,10 +4,12 @@
 // for (x86-64 Linux). A reader that runs past the end turns !ok() instead of reading garbage.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <unistd.h>
 #include <vector>
 
 namespace schedforge::common {
@@ -77,5 +79,18 @@ private:
     size_t pos_ = 0;
     bool ok_ = true;
 };
+
+// Writes all `n` bytes to a pipe or file, retrying interrupted and partial writes; false when
+// the other end is gone (a worker's parent, a verify child's reader).
+inline bool write_all(int fd, const char *data, size_t n) {
+    while (n > 0) {
+        const ssize_t w = ::write(fd, data, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        data += w;
+        n -= size_t(w);
+    }
+    return true;
+}
 
 } // namespace schedforge::common

@@ -2,6 +2,7 @@
 
 #include "common/build_info.h"
 #include "common/errors.h"
+#include "common/files.h"
 #include "common/sha256.h"
 #include "datasets/reader.h"
 #include "datasets/verify.h"
@@ -21,16 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char *kManifest = "SHA256SUMS";
-
-void write_atomically(const fs::path &path, const std::string &text) {
-    const fs::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << text;
-        if (!out.flush()) throw std::runtime_error(tmp.string() + ": write failed");
-    }
-    fs::rename(tmp, path);
-}
 
 std::string number(const char *format, double v) {
     char buf[64];
@@ -176,8 +167,8 @@ void write_dataset_card(const std::string &dir, const std::vector<PublishedFile>
          << files.front().name
          << "\n```\n\nChecking a download: `sha256sum -c SHA256SUMS`, or `dataset verify --manifest SHA256SUMS` "
             "(digests, then every record's checksums).\n";
-    write_atomically(fs::path(dir) / "README.md", card.str());
-    write_atomically(fs::path(dir) / "read_dataset.py", read_dataset_example());
+    common::write_file_atomic((fs::path(dir) / "README.md").string(), card.str());
+    common::write_file_atomic((fs::path(dir) / "read_dataset.py").string(), read_dataset_example());
 }
 
 const std::string &read_dataset_example() {
@@ -238,7 +229,7 @@ void write_manifest(const std::string &dir) {
     std::string text;
     for (const std::string &name : names)
         text += common::sha256_of_file((fs::path(dir) / name).string()) + "  " + name + "\n";
-    write_atomically(fs::path(dir) / kManifest, text);
+    common::write_file_atomic((fs::path(dir) / kManifest).string(), text);
 }
 
 ManifestCheck check_manifest(const std::string &manifest_path) {

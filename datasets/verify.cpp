@@ -171,12 +171,7 @@ VerifyReport verify_dataset(const std::string &path, double time_limit_seconds) 
         } catch (const std::exception &e) {
             answer = encode_answer('E', e.what());
         }
-        for (size_t at = 0; at < answer.size();) {
-            const ssize_t n = ::write(fds[1], answer.data() + at, answer.size() - at);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;
-            at += size_t(n);
-        }
+        common::write_all(fds[1], answer.data(), answer.size());
         ::_exit(0);
     }
     ::close(fds[1]);

@@ -231,7 +231,7 @@ private:
         s.message = r.message;
         if (SchedulePayload p; !r.payload.empty()) {
             if (const std::string why = decode(r.payload, p); !why.empty()) {
-                s.status = ds::Status::Crash, s.message = "malformed result from worker: " + why;
+                s.status = ds::Status::Crash, s.message = malformed_result(why);
                 r.output.reset();
             }
             s.source = std::move(p.source);
@@ -262,7 +262,7 @@ private:
         PipelinePayload payload;
         if (!r.payload.empty()) {
             if (const std::string why = decode(r.payload, payload); !why.empty()) {
-                r.status = ss::JobStatus::Crash, r.message = "malformed result from worker: " + why;
+                r.status = ss::JobStatus::Crash, r.message = malformed_result(why);
                 r.output.reset(); // no reference to check the samples against
             }
         }

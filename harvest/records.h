@@ -56,6 +56,8 @@ std::string encode(const SchedulePayload &p);
 // otherwise why not, and p is left as it was.
 std::string decode(const std::string &bytes, PipelinePayload &p);
 std::string decode(const std::string &bytes, SchedulePayload &p);
+// The message of a job whose record did not decode (its status becomes crash).
+inline std::string malformed_result(const std::string &why) { return "malformed result from worker: " + why; }
 
 datasets::Status dataset_status(sampler::JobStatus s);
 

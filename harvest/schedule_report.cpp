@@ -216,7 +216,7 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
         throw std::runtime_error(reference.name + " failed (" + ss::status_name(ref.status) + "): " + ref.message);
     }
     if (const std::string why = decode(ref.payload, stages); !why.empty())
-        throw std::runtime_error(reference.name + ": malformed result from worker: " + why);
+        throw std::runtime_error(reference.name + ": " + malformed_result(why));
     pipeline.stages = std::move(stages.stages);
     pipeline.features = std::move(stages.features);
     pipeline.reference_status = dataset_status(ref.status);
@@ -304,7 +304,7 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
         SchedulePayload p;
         const std::string why = r.payload.empty() ? "" : decode(r.payload, p);
         if (!why.empty()) {
-            m.status = ss::JobStatus::Crash, m.message = "malformed result from worker: " + why;
+            m.status = ss::JobStatus::Crash, m.message = malformed_result(why);
             m.measured = kNaN;
         } else if (!r.payload.empty()) {
             m.predicted = p.cost;

@@ -75,23 +75,12 @@ using Clock = std::chrono::steady_clock;
 //   of timing done (more to come; empty), 'R' result, 'E' failure (status byte + message). The
 //   parent sends one go byte per round.
 
-bool write_all(int fd, const char *data, size_t n) {
-    while (n > 0) {
-        const ssize_t w = ::write(fd, data, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        data += w;
-        n -= size_t(w);
-    }
-    return true;
-}
-
 void send(int fd, char tag, const std::string &payload) {
     std::string frame(1, tag);
     const uint64_t n = payload.size();
     frame.append(reinterpret_cast<const char *>(&n), sizeof(n));
     frame += payload;
-    write_all(fd, frame.data(), frame.size());
+    common::write_all(fd, frame.data(), frame.size());
 }
 
 // Buffers travel as type (code, bits), dimensions, extents and dense bytes.
@@ -281,13 +270,16 @@ private:
         });
     }
 
+    // A job is being timed, or one is ready to be.
+    bool timing_or_ready() const {
+        return count(Phase::Running) > 0 ||
+               std::any_of(workers_.begin(), workers_.end(), [&](const Worker &w) { return ready(w); });
+    }
+
     void launch_what_fits() {
         if (stopping()) return;
         // While a job is ready to be timed under the exclusive policy, start no new compile.
-        if (options_.exclusive_benchmark &&
-            (count(Phase::Running) > 0 ||
-             std::any_of(workers_.begin(), workers_.end(), [&](const Worker &w) { return ready(w); })))
-            return;
+        if (options_.exclusive_benchmark && timing_or_ready()) return;
         while (next_job_ < jobs_.size() && count(Phase::Compiling) < max_compiling_) {
             if (lock_ && !lock_->try_compile()) {
                 lock_waiting_ = true; // asked again soon, not after the usual second
@@ -301,12 +293,8 @@ private:
     void release_what_is_unused() {
         lock_waiting_ = false;
         if (!lock_) return;
-        const bool compiling = count(Phase::Compiling) > 0;
-        const bool timing = count(Phase::Running) > 0 ||
-                            std::any_of(workers_.begin(), workers_.end(), [&](const Worker &w) { return ready(w); });
-        const MachineLock::Held held = lock_->held();
-        if ((held == MachineLock::Held::Compiling && !compiling) || (held != MachineLock::Held::Compiling && !timing))
-            lock_->release();
+        const bool compiling_held = lock_->held() == MachineLock::Held::Compiling;
+        if (compiling_held ? count(Phase::Compiling) == 0 : !timing_or_ready()) lock_->release();
     }
 
     void launch(size_t job) {
@@ -352,7 +340,7 @@ private:
             return;
         }
         const char go = 'G';
-        write_all(next->go_fd, &go, 1);
+        common::write_all(next->go_fd, &go, 1);
         next->phase = Phase::Running;
         next->deadline = Clock::now() + seconds(options_.run_timeout_seconds);
     }

@@ -43,7 +43,7 @@ MachineLock::~MachineLock() {
 }
 
 bool MachineLock::try_compile() {
-    if (held_ == Held::Timing) release(); // a process compiles or times, never both
+    if (held_ == Held::Timing || gate_held_) release(); // a process compiles or times, never both
     if (!try_flock(gate_, LOCK_SH)) return false;
     const bool ok = held_ == Held::Compiling || try_flock(work_, LOCK_SH);
     ::flock(gate_, LOCK_UN);

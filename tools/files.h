@@ -2,6 +2,7 @@
 #pragma once
 
 #include "common/errors.h"
+#include "common/files.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -29,19 +30,7 @@ inline void require_parent_folder(const std::string &path) {
         throw UserError(path + ": folder " + parent.string() + " does not exist");
 }
 
-// Writes `text` to `path` atomically; throws std::runtime_error on I/O failure.
-inline void write_file_atomic(const std::string &path, const std::string &text) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << text;
-        out.flush();
-        if (!out) throw std::runtime_error(tmp + ": write failed (" + std::strerror(errno) + ")");
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw std::runtime_error(path + ": rename failed (" + ec.message() + ")");
-}
+using common::write_file_atomic;
 
 } // namespace schedforge::tools
 

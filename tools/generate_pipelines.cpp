@@ -63,7 +63,8 @@ std::string types_text(const sg::PipelineSpec &spec) {
 std::string checksum(const Halide::Buffer<> &buf) {
     Halide::Buffer<> dense = buf.copy(); // copy() is dense, so the bytes are contiguous
     const auto *bytes = reinterpret_cast<const char *>(dense.data());
-    return sg::format_id(schedforge::common::mix64(schedforge::common::fnv1a64(bytes, dense.size_in_bytes()))).substr(0, 8);
+    return sg::format_id(schedforge::common::mix64(schedforge::common::fnv1a64(bytes, dense.size_in_bytes())))
+        .substr(0, 8);
 }
 
 } // namespace
