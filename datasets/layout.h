@@ -90,6 +90,16 @@ void resize(hid_t dataset, uint64_t count, hsize_t columns);
 // Reads rows [begin, end) into `out` (sized by the caller to (end - begin) * max(columns, 1)).
 void read_rows(hid_t dataset, hid_t memory_type, uint64_t begin, uint64_t end, hsize_t columns, void *out);
 
+// A whole table (kPipelines or kSchedules) as rows of `memory_type`; fields the file lacks (an
+// older schema's) stay value-initialized.
+template<typename Row>
+std::vector<Row> read_table(hid_t file, const char *name, hid_t memory_type) {
+    const h5::Handle d = h5::dataset(H5Dopen2(file, name, H5P_DEFAULT), name);
+    std::vector<Row> table(rows(d.get()));
+    read_rows(d.get(), memory_type, 0, table.size(), 0, table.data());
+    return table;
+}
+
 // File attributes.
 void write_attribute(hid_t object, const char *name, const std::string &value);
 void write_attribute(hid_t object, const char *name, int64_t value);

@@ -3,6 +3,7 @@
 #include "common/errors.h"
 #include "common/statistics.h"
 #include "datasets/reader.h"
+#include "datasets/virtual_merge.h"
 #include "datasets/writer.h"
 
 #include <algorithm>
@@ -144,12 +145,9 @@ DatasetSummary summarize(const DatasetReader &reader, const std::string &path) {
     return s;
 }
 
-MergeReport merge_datasets(const std::vector<std::string> &inputs, const std::string &out, bool force) {
-    if (inputs.empty()) throw UserError("merge: no input files");
-    require_absent(out);
-    std::vector<std::unique_ptr<DatasetReader>> readers;
-    for (const std::string &path : inputs) readers.push_back(DatasetReader::open(path));
-    const FileInfo &first = readers[0]->info();
+FileInfo merged_file_info(const std::vector<std::unique_ptr<DatasetReader>> &readers,
+                          const std::vector<std::string> &inputs, bool force) {
+    const FileInfo &first = readers.at(0)->info();
     FileInfo info = first;
     std::vector<std::string> configs{first.config};
     for (size_t i = 1; i < readers.size(); i++) {
@@ -176,6 +174,15 @@ MergeReport merge_datasets(const std::vector<std::string> &inputs, const std::st
     info.created = utc_timestamp();
     info.config.clear();
     for (const std::string &c : configs) info.config += (info.config.empty() ? "" : "---\n") + c; // YAML documents
+    return info;
+}
+
+MergeReport merge_datasets(const std::vector<std::string> &inputs, const std::string &out, bool force) {
+    if (inputs.empty()) throw UserError("merge: no input files");
+    require_absent(out);
+    std::vector<std::unique_ptr<DatasetReader>> readers;
+    for (const std::string &path : inputs) readers.push_back(DatasetReader::open(path));
+    const FileInfo info = merged_file_info(readers, inputs, force);
     MergeReport report;
     write_via_partial(out, [&](const std::string &partial) {
         auto writer = DatasetWriter::create(partial, info, WriteMode::Bulk);
@@ -188,6 +195,10 @@ MergeReport merge_datasets(const std::vector<std::string> &inputs, const std::st
 }
 
 CompactReport compact_dataset(const std::string &path) {
+    if (!virtual_sources(path).empty()) {
+        throw UserError(path + ": a virtual merge holds only its tables and is compact (dataset merge --out writes "
+                               "a standalone copy)");
+    }
     CompactReport report;
     std::error_code ec;
     report.bytes_before = fs::file_size(path, ec);

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,10 @@ struct MergeReport {
     uint64_t pipelines = 0, schedules = 0, duplicates_skipped = 0;
 };
 MergeReport merge_datasets(const std::vector<std::string> &inputs, const std::string &out, bool force);
+// The attributes of a merge of `readers` (opened from `inputs`): the first's, created now, with
+// every distinct config; the checks above (UserError).
+FileInfo merged_file_info(const std::vector<std::unique_ptr<DatasetReader>> &readers,
+                          const std::vector<std::string> &inputs, bool force);
 
 // Rewrites a file in place with the same attributes and records, in bulk (writer.h: a file
 // written record by record under SWMR takes ~50 times its content). The original stays until

@@ -6,12 +6,14 @@
 #include "common/sha256.h"
 #include "datasets/reader.h"
 #include "datasets/verify.h"
+#include "datasets/virtual_merge.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -94,17 +96,47 @@ std::vector<PublishedFile> prepare_for_publishing(const std::string &dir) {
         for (const std::string &p : v.problems) problems += (problems.empty() ? "" : "; ") + name + ": " + p;
     }
     if (!problems.empty()) throw UserError("publish: " + problems);
+    // A virtual merge must map files of the folder, which the manifest covers: checked before
+    // anything is written.
+    std::map<std::string, std::vector<std::string>> shards; // virtual merge -> the files it maps
+    std::map<std::string, uint64_t> bytes_before;
+    for (const std::string &name : names) {
+        const std::string path = (fs::path(dir) / name).string();
+        bytes_before[name] = fs::file_size(path);
+        for (const VirtualSource &v : virtual_sources(path)) {
+            if (v.path.find('/') != std::string::npos) {
+                throw UserError("publish: " + name + " is a virtual merge of " + v.path +
+                                ", which is not in the folder (publish its shards with it, or a copy: "
+                                "dataset merge --out)");
+            }
+            shards[name].push_back(v.path);
+        }
+    }
+    // Compacted whatever they hold: dead space left by a run's flushes is invisible until h5stat.
+    // That changes the bytes of a virtual merge's shards (not their records or offsets), so each
+    // virtual merge is made again over them.
+    for (const std::string &name : names) {
+        if (!shards.count(name)) compact_dataset((fs::path(dir) / name).string());
+    }
+    for (const auto &[name, maps] : shards) {
+        const std::string path = (fs::path(dir) / name).string(), again = path + ".remerge";
+        std::vector<std::string> inputs;
+        for (const std::string &shard : maps) inputs.push_back((fs::path(dir) / shard).string());
+        std::error_code ec;
+        fs::remove(again, ec);
+        merge_virtual(inputs, again, true); // as merged before, --force or not
+        fs::rename(again, path);
+    }
     std::vector<PublishedFile> files;
     for (const std::string &name : names) {
         const std::string path = (fs::path(dir) / name).string();
+        const std::unique_ptr<DatasetReader> reader = DatasetReader::open(path);
         PublishedFile f;
         f.name = name;
-        f.bytes_before = fs::file_size(path);
-        f.summary = summarize(*DatasetReader::open(path), path);
-        // Compacted whatever it holds: dead space left by a run's flushes is invisible until h5stat.
-        const CompactReport c = compact_dataset(path);
-        f.summary.file_bytes = c.bytes_after;
-        f.info = DatasetReader::open(path)->info();
+        f.bytes_before = bytes_before[name];
+        f.summary = summarize(*reader, path);
+        f.info = reader->info();
+        if (shards.count(name)) f.virtual_shards = shards[name];
         files.push_back(std::move(f));
     }
     return files;
@@ -118,6 +150,7 @@ void write_dataset_card(const std::string &dir, const std::vector<PublishedFile>
     const std::string title = folder.filename().string();
     uint64_t pipelines = 0, schedules = 0, ok = 0;
     for (const PublishedFile &f : files) {
+        if (!f.virtual_shards.empty()) continue; // its shards are counted
         pipelines += f.summary.pipelines, schedules += f.summary.schedules;
         ok += f.summary.by_status[size_t(Status::Ok)];
     }
@@ -137,6 +170,14 @@ void write_dataset_card(const std::string &dir, const std::vector<PublishedFile>
              << seconds(s.runtime_min) << " / " << seconds(s.runtime_median) << " / " << seconds(s.runtime_max) << " | "
              << s.file_bytes << " | " << f.info.producer << " | `" << f.info.producer_commit << "` | " << f.info.created
              << " |\n";
+    }
+    for (const PublishedFile &f : files) {
+        if (f.virtual_shards.empty()) continue;
+        card << "\n`" << f.name
+             << "` is a virtual merge (HDF5 virtual datasets, read as one file by h5py and "
+                "h5dump; keep it beside them) of";
+        for (const std::string &shard : f.virtual_shards) card << " `" << shard << "`";
+        card << "; the totals above count its records once.\n";
     }
     card << "\nSchedule features version " << files.front().info.schedule_feature_version << " ("
          << files.front().info.schedule_feature_names.size() << " per stage), pipeline features version "

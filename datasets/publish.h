@@ -23,10 +23,13 @@ struct PublishedFile {
     FileInfo info;
     DatasetSummary summary;
     uint64_t bytes_before = 0; // before compaction (equal to summary.file_bytes when none was needed)
+    std::vector<std::string> virtual_shards; // a virtual merge (virtual_merge.h): the files it maps
 };
 
 // The folder's datasets, verified and compacted, by name. UserError when the folder holds none,
-// or when one has problems (all of them named).
+// when one has problems (all of them named), or when a virtual merge maps a file outside the
+// folder (the manifest would not cover it). Virtual merges are not compacted: they hold only
+// their tables, and a compaction would copy their shards into them.
 std::vector<PublishedFile> prepare_for_publishing(const std::string &dir);
 
 // DIR/README.md (the card) and DIR/read_dataset.py. `plots`: image files in the folder that

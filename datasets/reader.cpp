@@ -2,6 +2,7 @@
 
 #include "common/errors.h"
 #include "datasets/layout.h"
+#include "datasets/virtual_merge.h"
 
 #include <sstream>
 
@@ -49,6 +50,9 @@ std::unique_ptr<DatasetReader> DatasetReader::open(const std::string &path) {
                         "; this build reads versions " + std::to_string(kOldestReadableSchemaVersion) + " to " +
                         std::to_string(kSchemaVersion));
     }
+    // A virtual merge's missing shard would read as zeros: refused here (verify compares digests).
+    const std::vector<std::string> shards = check_virtual_sources(path, virtual_sources(path), false);
+    if (!shards.empty()) throw UserError(path + ": " + shards.front());
     const h5::Handle pipelines = layout::open_array(f, path, layout::kPipelines);
     const h5::Handle schedules = layout::open_array(f, path, layout::kSchedules);
     m->pipeline_features = layout::open_array(f, path, layout::kPipelineFeatures);

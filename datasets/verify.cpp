@@ -4,6 +4,7 @@
 #include "common/wire.h"
 #include "datasets/layout.h"
 #include "datasets/reader.h"
+#include "datasets/virtual_merge.h"
 #include "featurize/pipeline_features.h"
 #include "featurize/schedule_features.h"
 
@@ -61,14 +62,6 @@ void scan(hid_t file, const char *name, hid_t memory_type, hsize_t columns, uint
         }
         if (visit) visit(begin, values);
     }
-}
-
-template<typename Row>
-std::vector<Row> read_table(hid_t file, const char *name, const h5::Handle &type) {
-    const h5::Handle d = h5::dataset(H5Dopen2(file, name, H5P_DEFAULT), name);
-    std::vector<Row> rows(layout::rows(d.get()));
-    layout::read_rows(d.get(), type.get(), 0, rows.size(), 0, rows.data());
-    return rows;
 }
 
 uint64_t array_rows(hid_t file, const char *name) {
@@ -216,8 +209,11 @@ VerifyReport verify_here(const std::string &path) {
     VerifyReport report;
     auto &problems = report.problems;
     const h5::Handle file = layout::open_for_reading(path); // a missing or non-HDF5 file: UserError
+    // A virtual merge's shards first: a missing one is also why the reader refuses the file.
     std::unique_ptr<DatasetReader> reader;
     try {
+        problems = check_virtual_sources(path, virtual_sources(path), true);
+        if (!problems.empty()) return report;
         reader = DatasetReader::open(path); // reads the attributes and both tables
     } catch (const UserError &e) {
         problems.push_back(e.what());
@@ -257,7 +253,7 @@ VerifyReport verify_here(const std::string &path) {
     // Pipelines: ranges inside their arrays, one feature row and one stage name per stage.
     // (The tables are read raw: the record view cannot show an inverted range.)
     const std::vector<layout::PipelineRow> pipelines =
-        read_table<layout::PipelineRow>(f, layout::kPipelines, layout::pipeline_row_type(false));
+        layout::read_table<layout::PipelineRow>(f, layout::kPipelines, layout::pipeline_row_type(false).get());
     {
         RangeCheck features("pipeline_features", array_rows(f, layout::kPipelineFeatures), problems);
         RangeCheck text("pipeline_text", array_rows(f, layout::kPipelineText), problems);
@@ -284,8 +280,8 @@ VerifyReport verify_here(const std::string &path) {
 
     // Schedules.
     {
-        const std::vector<layout::ScheduleRow> rows = read_table<layout::ScheduleRow>(
-            f, layout::kSchedules, layout::schedule_row_type(false, info.schema_version));
+        const std::vector<layout::ScheduleRow> rows = layout::read_table<layout::ScheduleRow>(
+            f, layout::kSchedules, layout::schedule_row_type(false, info.schema_version).get());
         RangeCheck features("schedule_features", array_rows(f, layout::kScheduleFeatures), problems);
         RangeCheck text("schedule_text", array_rows(f, layout::kScheduleText), problems);
         RangeCheck timing("timings", array_rows(f, layout::kTimings), problems);

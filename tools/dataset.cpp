@@ -7,6 +7,9 @@
 //                                          (the dataset card), read_dataset.py, runtimes.png and
 //                                          SHA256SUMS
 //   dataset merge --out OUT [--force] IN...  shards into one file (same hardware and features)
+//   dataset merge --virtual OUT [--force] IN...  the same as an HDF5 virtual dataset over the
+//                                          shards: their tables rebased, their arrays mapped
+//                                          (datasets/virtual_merge.h)
 //   dataset compact FILE                   rewrites FILE as small as its content (files left by a
 //                                          stopped generate-dataset take ~50x that)
 //   dataset split FILE --out-dir DIR [--fractions 0.8,0.1,0.1]   train/validation/test by pipeline hash
@@ -27,6 +30,7 @@
 #include "datasets/publish.h"
 #include "datasets/reader.h"
 #include "datasets/verify.h"
+#include "datasets/virtual_merge.h"
 #include "harvest/config.h"
 #include "harvest/refeaturize.h"
 #include "harvest/retime.h"
@@ -104,6 +108,12 @@ int info(const std::string &path) {
               << format_number("%.1f", double(s.file_bytes) / 1024) << " KiB ("
               << format_number("%.0f", s.schedules ? double(s.file_bytes) / double(s.schedules) : 0)
               << " bytes per schedule)\n";
+    const std::vector<ds::VirtualSource> shards = ds::virtual_sources(path);
+    if (!shards.empty()) {
+        std::cout << "  virtual merge of " << shards.size() << " shard" << (shards.size() == 1 ? "" : "s") << ":";
+        for (const ds::VirtualSource &v : shards) std::cout << " " << v.path;
+        std::cout << "\n";
+    }
     schedforge::tools::Table status({"status", "schedules", "share"});
     for (int k = 0; k < ds::kNumStatuses; k++) {
         const uint64_t n = s.by_status[size_t(k)];
@@ -156,6 +166,7 @@ int verify_manifest(const std::string &manifest) {
 bool plot_runtimes(const std::string &dir, const std::vector<ds::PublishedFile> &files, const std::string &png) {
     std::string data, plot;
     for (size_t i = 0; i < files.size(); i++) {
+        if (!files[i].virtual_shards.empty()) continue; // its shards are drawn
         const auto reader = ds::DatasetReader::open(dir + "/" + files[i].name);
         std::map<int, int> bins; // tenths of a decade
         for (const ds::ScheduleRecord &s : reader->schedule_summaries()) {
@@ -165,8 +176,8 @@ bool plot_runtimes(const std::string &dir, const std::vector<ds::PublishedFile> 
         data += "$f" + std::to_string(i) + " << EOD\n";
         for (const auto &[bin, n] : bins) data += std::to_string((bin + 0.5) / 10) + " " + std::to_string(n) + "\n";
         data += "EOD\n";
-        plot += std::string(i ? ", " : "plot ") + "$f" + std::to_string(i) + " using 1:2 with steps lw 2 title '" +
-                files[i].name + "'";
+        plot += std::string(plot.empty() ? "plot " : ", ") + "$f" + std::to_string(i) +
+                " using 1:2 with steps lw 2 title '" + files[i].name + "'";
     }
     return schedforge::tools::run_gnuplot(png, data +
                                                    "set xlabel 'runtime label, log10 seconds'\n"
@@ -229,8 +240,13 @@ int main(int argc, char **argv) {
     auto *publish_cmd = app.add_subcommand(
         "publish", "Verify and compact a folder's datasets; write its card, an h5py example and SHA256SUMS");
     publish_cmd->add_option("DIR", out_dir, "Folder of finished datasets")->required();
+    std::string virtual_out;
     auto *merge_cmd = app.add_subcommand("merge", "Merge shards into one file");
-    merge_cmd->add_option("--out", out, "The merged file (must not exist)")->required();
+    auto *merge_out = merge_cmd->add_option("--out", out, "The merged copy (must not exist)");
+    merge_cmd
+        ->add_option("--virtual", virtual_out,
+                     "Write instead a virtual merge (must not exist): the shards' tables, their arrays mapped")
+        ->excludes(merge_out);
     merge_cmd->add_flag("--force", force, "Merge even if hardware, target or Halide version differ");
     merge_cmd->add_option("INPUTS", inputs, "Shards")->required();
     auto *compact_cmd = app.add_subcommand("compact", "Rewrite a file as small as its content, in place");
@@ -271,8 +287,11 @@ int main(int argc, char **argv) {
         }
         if (publish_cmd->parsed()) return publish(out_dir);
         if (merge_cmd->parsed()) {
-            const ds::MergeReport r = ds::merge_datasets(inputs, out, force);
-            std::cout << "merged " << inputs.size() << " files into " << out << ": " << r.pipelines << " pipelines, "
+            if (out.empty() && virtual_out.empty()) throw UserError("merge: give --out OUT or --virtual OUT");
+            const ds::MergeReport r =
+                out.empty() ? ds::merge_virtual(inputs, virtual_out, force) : ds::merge_datasets(inputs, out, force);
+            std::cout << "merged " << inputs.size() << " files into "
+                      << (out.empty() ? virtual_out + " (virtual)" : out) << ": " << r.pipelines << " pipelines, "
                       << r.schedules << " schedules";
             if (r.duplicates_skipped) std::cout << " (" << r.duplicates_skipped << " duplicate samples skipped)";
             std::cout << "\n";

@@ -5,6 +5,7 @@
 #include "datasets/publish.h"
 #include "datasets/reader.h"
 #include "datasets/verify.h"
+#include "datasets/virtual_merge.h"
 #include "datasets/writer.h"
 #include "tests/datasets/fixtures.h"
 #include "tests/support/process.h"
@@ -17,6 +18,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -396,6 +398,118 @@ TEST(Dataset, MergeKeepsEveryRecordOnceAndRefusesOtherHardware) {
     EXPECT_FALSE(fs::exists(out2 + ".partial"));
     EXPECT_EQ(ds::merge_datasets({a, other}, out2, true).schedules, 5u);
     EXPECT_THROW(ds::merge_datasets({a}, out, false), UserError); // exists
+}
+
+// A virtual merge reads as the copy a merge makes, through the C++ reader, h5py and h5dump, from
+// any folder it is moved to with its shards; a missing or changed shard is named, never read as
+// zeros.
+TEST(Dataset, VirtualMergeReadsAsTheCopyAndNamesMissingOrChangedShards) {
+    const fs::path dir = scratch("dataset_virtual_merge");
+    const std::string a = write_sample_file(dir / "shards", "a.h5", 10);
+    const std::string b = write_sample_file(dir / "shards", "c.h5", 20);
+    const std::string copy = (dir / "copy.h5").string(), merged = (dir / "virtual.h5").string();
+    ds::merge_datasets({a, b}, copy, false);
+    const ds::MergeReport m = ds::merge_virtual({a, b}, merged, false);
+    EXPECT_EQ(m.pipelines, 6u);
+    EXPECT_EQ(m.schedules, 10u);
+    EXPECT_EQ(m.duplicates_skipped, 0u);
+    EXPECT_FALSE(fs::exists(merged + ".partial"));
+
+    const ds::VerifyReport v = ds::verify_dataset(merged);
+    EXPECT_TRUE(v.ok()) << lines(v.problems);
+    EXPECT_EQ(v.schedules, 10u);
+    const std::vector<ds::VirtualSource> shards = ds::virtual_sources(merged);
+    ASSERT_EQ(shards.size(), 2u);
+    EXPECT_EQ(shards[1].path, "shards/c.h5");
+    EXPECT_EQ(shards[1].bytes, fs::file_size(b));
+    EXPECT_TRUE(ds::virtual_sources(copy).empty());
+    const auto expect_same_records = [](const std::string &got_path, const std::string &want_path) {
+        const auto got = ds::DatasetReader::open(got_path), want = ds::DatasetReader::open(want_path);
+        ASSERT_EQ(got->num_pipelines(), want->num_pipelines());
+        ASSERT_EQ(got->num_schedules(), want->num_schedules());
+        for (uint64_t i = 0; i < want->num_schedules(); i++) expect_same(got->schedule(i), want->schedule(i));
+        for (uint64_t i = 0; i < want->num_pipelines(); i++) {
+            EXPECT_EQ(got->pipeline(i).spec, want->pipeline(i).spec);
+            EXPECT_EQ(got->pipeline(i).stages, want->pipeline(i).stages);
+            EXPECT_EQ(got->pipeline(i).features, want->pipeline(i).features);
+        }
+        EXPECT_EQ(got->info().config, want->info().config);
+    };
+    expect_same_records(merged, copy);
+
+    // h5py and h5dump need no schedforge code, and find the shards from another working folder.
+    for (int row = 0; row < 10; row++) {
+        const std::string py = "cd / && /usr/bin/python3 " SCHEDFORGE_SOURCE_DIR "/tests/datasets/read_dataset.py ";
+        const Result got = run(py + merged + " " + std::to_string(row)),
+                     want = run(py + copy + " " + std::to_string(row));
+        ASSERT_EQ(got.exit_code, 0) << got.err;
+        EXPECT_EQ(got.out, want.out);
+    }
+    const auto dump = [](const std::string &file) {
+        const Result r = run("cd / && h5dump -d /schedule_features -d /pipeline_text -d /timings " + file);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        std::string data; // without the line naming the file and the extents' limits (a copy's grow)
+        std::istringstream in(r.out);
+        for (std::string line; std::getline(in, line);) {
+            if (line.find("HDF5 \"") == std::string::npos && line.find("DATASPACE") == std::string::npos)
+                data += line + "\n";
+        }
+        return data;
+    };
+    EXPECT_EQ(dump(merged), dump(copy));
+
+    // A (pipeline id, sample) pair already taken is skipped, as a copying merge skips it (its
+    // rows stay in the mapped arrays, unreferenced).
+    const std::string overlapping = write_sample_file(dir / "shards", "b.h5", 12); // pipeline 12 is in a too
+    const std::string dup_copy = (dir / "dup_copy.h5").string(), dup_merged = (dir / "dup_virtual.h5").string();
+    ds::merge_datasets({a, overlapping}, dup_copy, false);
+    const ds::MergeReport d = ds::merge_virtual({a, overlapping}, dup_merged, false);
+    EXPECT_EQ(d.pipelines, 5u);
+    EXPECT_EQ(d.schedules, 8u);
+    EXPECT_EQ(d.duplicates_skipped, 2u);
+    expect_same_records(dup_merged, dup_copy);
+    EXPECT_TRUE(ds::verify_dataset(dup_merged).ok());
+
+    // Moved with its shards, it still reads; without one, it is refused and verify names it.
+    const fs::path moved = dir / "moved";
+    fs::create_directories(moved / "shards");
+    fs::copy_file(merged, moved / "virtual.h5");
+    fs::copy_file(a, moved / "shards/a.h5");
+    fs::copy_file(b, moved / "shards/c.h5");
+    const std::string moved_merge = (moved / "virtual.h5").string();
+    EXPECT_TRUE(ds::verify_dataset(moved_merge).ok());
+    fs::rename(moved / "shards/c.h5", moved / "c.h5");
+    EXPECT_THROW(ds::DatasetReader::open(moved_merge), UserError);
+    const ds::VerifyReport missing = ds::verify_dataset(moved_merge);
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.problems[0].find("shard shards/c.h5 is missing"), std::string::npos) << lines(missing.problems);
+    // Changed (the same size, its last byte differs): the digest tells.
+    {
+        std::fstream f(moved / "c.h5", std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(-1, std::ios::end);
+        const char x = char(0x5a);
+        f.write(&x, 1);
+    }
+    fs::rename(moved / "c.h5", moved / "shards/c.h5");
+    const ds::VerifyReport changed = ds::verify_dataset(moved_merge);
+    ASSERT_FALSE(changed.ok());
+    EXPECT_NE(lines(changed.problems).find("shard shards/c.h5 changed since the virtual merge"), std::string::npos)
+        << lines(changed.problems);
+
+    // What it cannot take: a virtual merge as a shard, an existing output, other hardware. A
+    // virtual merge is not compacted (that would copy its shards into it).
+    EXPECT_THROW(ds::merge_virtual({merged}, (dir / "again.h5").string(), false), UserError);
+    EXPECT_THROW(ds::merge_virtual({a}, copy, false), UserError);
+    EXPECT_THROW(ds::compact_dataset(merged), UserError);
+    const std::string other = (dir / "other.h5").string(), out2 = (dir / "v2.h5").string();
+    ds::FileInfo info = test_file_info();
+    info.hardware = "cpu_model = elsewhere\n";
+    ds::DatasetWriter::create(other, info)->close();
+    EXPECT_THROW(ds::merge_virtual({a, other}, out2, false), UserError);
+    EXPECT_FALSE(fs::exists(out2));
+    EXPECT_FALSE(fs::exists(out2 + ".partial"));
+    EXPECT_EQ(ds::merge_virtual({a, other}, out2, true).schedules, 5u); // other's arrays are empty
+    EXPECT_TRUE(ds::verify_dataset(out2).ok());
 }
 
 TEST(Dataset, CompactKeepsEveryRecordAndShedsWhatTheFlushesLeft) {

@@ -200,6 +200,24 @@ TEST(GenerateDataset, ShardsTogetherHoldTheWholeRun) {
     ASSERT_EQ(m.exit_code, 0) << m.err;
     expect_same_samples(content(whole), content(merged));
 
+    // The ranks' files as one virtual dataset beside them: the whole run, verified, and published
+    // with them (the shards compacted, the virtual merge made again over them).
+    const std::string all = mpi + "all.h5";
+    const Result v = run(std::string(DATASET) + " merge --virtual " + all + " " + mpi + "shard-0-of-2.h5 " + mpi +
+                         "shard-1-of-2.h5");
+    ASSERT_EQ(v.exit_code, 0) << v.err;
+    EXPECT_NE(v.out.find(all + " (virtual)"), std::string::npos) << v.out;
+    expect_same_samples(content(whole), content(all));
+    const Result info = run(std::string(DATASET) + " info " + all);
+    EXPECT_NE(info.out.find("virtual merge of 2 shards: shard-0-of-2.h5 shard-1-of-2.h5"), std::string::npos)
+        << info.out;
+    ASSERT_EQ(run(std::string(DATASET) + " publish " + mpi).exit_code, 0);
+    EXPECT_NE(read_file(mpi + "README.md").find("`all.h5` is a virtual merge"), std::string::npos);
+    const Result published = run(std::string(DATASET) + " verify --manifest " + mpi + "SHA256SUMS");
+    EXPECT_EQ(published.exit_code, 0) << published.out << published.err;
+    expect_same_samples(content(whole), content(all));
+    EXPECT_EQ(run(std::string(DATASET) + " merge --virtual " + all + " " + f0).exit_code, 2); // exists
+
     // A shard resumes as itself only.
     const Result other = run(generate("--config " + config + " --out " + f1 + " --shard 0/2 --resume"));
     EXPECT_EQ(other.exit_code, 2);
