@@ -100,7 +100,9 @@ TEST(GenerateDataset, InjectedFailuresAreRecordedAndTheRunGoesOn) {
                                                                              : "ok"))
             << s.message;
         // A wrong output is checked again with StrictFloat (fast-math rounding is not a wrong output).
-        if (wrong) EXPECT_NE(s.message.find("with StrictFloat too"), std::string::npos) << s.message;
+        if (wrong) {
+            EXPECT_NE(s.message.find("with StrictFloat too"), std::string::npos) << s.message;
+        }
         // The search finished before the fault: its schedule and features are kept either way.
         EXPECT_FALSE(s.source.empty());
         EXPECT_EQ(s.features.size(), p.stages.size() * reader->info().schedule_feature_names.size());
@@ -153,7 +155,8 @@ TEST(GenerateDataset, KilledAndResumedEqualsUninterrupted) {
 }
 
 // The shards of a run (--shard K/N, or the ranks of mpirun, whose variables are set here as
-// mpirun sets them) hold together exactly the unsharded run's samples, and merge into one file.
+// mpirun sets them) hold together exactly the unsharded run's samples, also when one is killed
+// and resumed, and merge into one file.
 TEST(GenerateDataset, ShardsTogetherHoldTheWholeRun) {
     const fs::path dir = scratch("harvest_shards");
     const std::string config = tiny_config(dir);
@@ -161,13 +164,20 @@ TEST(GenerateDataset, ShardsTogetherHoldTheWholeRun) {
     const Result a = run(generate("--config " + config + " --out " + whole));
     ASSERT_EQ(a.exit_code, 0) << a.err;
 
-    const Result s0 = run(generate("--config " + config + " --out " + shards + " --shard 0/2"));
+    // Shard 0 is killed mid-run and resumed: nothing lost, nothing twice (content() counts).
+    const std::string f0 = shards + "shard-0-of-2.h5", f1 = shards + "shard-1-of-2.h5";
+    const pid_t killed = spawn_generate({"--config", config, "--out", shards, "--shard", "0/2"});
+    wait_for_schedules(f0, 2);
+    ::kill(killed, SIGKILL);
+    EXPECT_EQ(wait_exit(killed), 128 + SIGKILL);
+    EXPECT_LT(ds::DatasetReader::open(f0)->num_schedules(), 8u) << "the shard finished before it was killed";
+    const Result s0 = run(generate("--config " + config + " --out " + shards + " --shard 0/2 --resume"));
     ASSERT_EQ(s0.exit_code, 0) << s0.err;
     EXPECT_NE(s0.out.find("shard 0/2 of the run"), std::string::npos) << s0.out;
+    EXPECT_NE(s0.out.find("were already there"), std::string::npos) << s0.out;
     const Result s1 = run("OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_SIZE=2 " +
                           generate("--config " + config + " --out " + shards));
     ASSERT_EQ(s1.exit_code, 0) << s1.err;
-    const std::string f0 = shards + "shard-0-of-2.h5", f1 = shards + "shard-1-of-2.h5";
 
     // Round robin: pipelines 0 and 2 in shard 0, pipeline 1 in shard 1; no sample in both.
     const Content c0 = content(f0), c1 = content(f1);
