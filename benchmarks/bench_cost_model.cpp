@@ -17,14 +17,14 @@
 //    schedule).
 #include "benchmarks/halide_samples.h"
 #include "common/stopwatch.h"
-#include "featurize/host_target.h"
+#include "runner/host_target.h"
 
 #include "apps/app.h"
 #include "common/rng.h"
 #include "featurize/function_dag.h"
+#include "runner/fingerprint.h"
 #include "sampler/beam_search.h"
 #include "sampler/cost_model.h"
-#include "sampler/fingerprint.h"
 #include "tools/app_list.h"
 #include "tools/cli.h"
 #include "tools/files.h"
@@ -48,13 +48,14 @@ namespace sa = schedforge::apps;
 namespace sf = schedforge::featurize;
 namespace ss = schedforge::sampler;
 namespace st = schedforge::trainer;
+namespace runner = schedforge::runner;
 
 using schedforge::seconds_since;
 
 void bench_inference(const std::vector<std::string> &apps, const st::Weights &weights) {
-    const Halide::Target target = schedforge::featurize::host_target();
+    const Halide::Target target = runner::host_target();
     ss::SearchOptions options;
-    options.cores = ss::fingerprint_this_machine().logical_cpus;
+    options.cores = runner::fingerprint_this_machine().logical_cpus;
     schedforge::tools::Table table({"app", "manual states", "manual states/s", "learned states", "learned states/s",
                                     "states/s learned/manual", "search s manual", "search s learned"});
     double log_rate = 0, log_search = 0;

@@ -15,9 +15,9 @@
 #include "common/stopwatch.h"
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
-#include "featurize/host_target.h"
 #include "featurize/random_loop_nest.h"
 #include "featurize/schedule_features.h"
+#include "runner/host_target.h"
 #include "tools/app_list.h"
 #include "tools/cli.h"
 #include "tools/table.h"
@@ -37,6 +37,7 @@ using schedforge::tools::format_number;
 using Clock = std::chrono::steady_clock;
 namespace sa = schedforge::apps;
 namespace sf = schedforge::featurize;
+namespace runner = schedforge::runner;
 
 using schedforge::median;
 using schedforge::seconds_since;
@@ -120,7 +121,7 @@ int main(int argc, char **argv) {
     app.add_option("--seed", seed, "Seed of the first random LoopNest");
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         const std::vector<std::string> names = schedforge::tools::parse_app_list(apps_arg);
-        const Halide::Target target = schedforge::featurize::host_target();
+        const Halide::Target target = runner::host_target();
         schedforge::tools::Table table({"app", "nodes", "edges", "dag ms", "lower ms", "dag/lower", "ns/region"});
         schedforge::tools::Table features_table(
             {"app", "stages", "us/stage complete", "us/stage partial", "features/lower"});

@@ -8,10 +8,10 @@
 // blur (a fixed, tiny Halide pipeline).
 #include "common/statistics.h"
 #include "common/stopwatch.h"
-#include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
+#include "runner/host_target.h"
 #include "tools/cli.h"
 
 #include <Halide.h>
@@ -23,6 +23,7 @@
 namespace {
 
 namespace sg = schedforge::gen;
+namespace runner = schedforge::runner;
 using Clock = std::chrono::steady_clock;
 
 using schedforge::median;
@@ -56,7 +57,7 @@ int main(int argc, char **argv) {
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         const sg::GeneratorConfig cfg =
             config_path.empty() ? sg::GeneratorConfig() : sg::load_generator_config(config_path);
-        const Halide::Target target = schedforge::featurize::jit_target();
+        const Halide::Target target = runner::jit_target();
 
         // 1. Synthesis only (spec, no Halide).
         auto start = Clock::now();

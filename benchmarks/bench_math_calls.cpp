@@ -13,7 +13,7 @@
 // The table lists which kind featurize counts each as.
 #include "common/stopwatch.h"
 #include "featurize/function_dag.h"
-#include "featurize/host_target.h"
+#include "runner/host_target.h"
 #include "tools/cli.h"
 #include "tools/table.h"
 
@@ -29,6 +29,7 @@
 namespace {
 
 using namespace Halide;
+namespace runner = schedforge::runner;
 
 struct Case {
     const char *name;
@@ -50,7 +51,7 @@ int main(int argc, char **argv) {
         for (int y = 0; y < h; y++) {
             for (int x = 0; x < w; x++) in(x, y) = 0.0017f * float((x * 7 + y * 13) % 1000) + 0.05f; // (0.05, 1.75)
         }
-        const Target target = schedforge::featurize::host_target();
+        const Target target = runner::host_target();
         Var x("x"), y("y");
         // Seconds per point of a stage computing `e` at every point.
         auto time_per_point = [&](const Expr &e) {

@@ -17,7 +17,7 @@
 //   r inner:   the same with the reduction loop inside each vector (one register accumulates);
 //   pure:      p(x, y) = a(x, y % 256) * 3 + 1, computed per row of a consumer that reads two
 //              of its points.
-#include "featurize/host_target.h"
+#include "runner/host_target.h"
 #include "tools/cli.h"
 #include "tools/table.h"
 
@@ -33,6 +33,7 @@
 namespace {
 
 using namespace Halide;
+namespace runner = schedforge::runner;
 
 enum class Block { Registers, L1, ReductionInner, Pure };
 constexpr int kRows = 256;
@@ -100,7 +101,7 @@ int main(int argc, char **argv) {
     app.add_option("--repeats", repeats, "timed runs per pipeline (the fastest counts)")->capture_default_str();
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         if (repeats < 1) throw schedforge::UserError("--repeats must be positive");
-        const Target target = schedforge::featurize::host_target();
+        const Target target = runner::host_target();
         const std::vector<Case> cases = {
             {"f32 registers", Block::Registers, Float(32)},    {"f32 L1", Block::L1, Float(32)},
             {"f32 r inner", Block::ReductionInner, Float(32)}, {"f32 pure", Block::Pure, Float(32)},

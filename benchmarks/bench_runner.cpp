@@ -7,8 +7,8 @@
 // baseline that JIT-compiles and times the same pipeline with the same protocol. The baseline
 // runs after the runner: a process that has run JIT code must not fork workers.
 #include "common/stopwatch.h"
-#include "featurize/host_target.h"
-#include "sampler/benchmark_runner.h"
+#include "runner/benchmark_runner.h"
+#include "runner/host_target.h"
 #include "tools/cli.h"
 
 #include <Halide.h>
@@ -18,10 +18,10 @@
 
 namespace {
 
-namespace ss = schedforge::sampler;
+namespace runner = schedforge::runner;
 using Clock = std::chrono::steady_clock;
 
-ss::PreparedJob blur() {
+runner::PreparedJob blur() {
     using namespace Halide;
     Func in("in"), bx("bx"), by("by");
     Var x("x"), y("y");
@@ -29,7 +29,7 @@ ss::PreparedJob blur() {
     bx(x, y) = (in(x - 1, y) + in(x, y) + in(x + 1, y)) / 3;
     by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 3;
     bx.compute_root();
-    return ss::PreparedJob{Pipeline(by), Buffer<uint16_t>(256, 256)};
+    return runner::PreparedJob{Pipeline(by), Buffer<uint16_t>(256, 256)};
 }
 
 using schedforge::seconds_since;
@@ -42,19 +42,19 @@ int main(int argc, char **argv) {
     app.add_option("--jobs", jobs, "Jobs to run")->check(CLI::PositiveNumber);
     app.add_option("--parallel", parallel, "Concurrent compiles in the runner")->check(CLI::PositiveNumber);
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
-        ss::RunnerOptions options;
+        runner::RunnerOptions options;
         options.parallel_compiles = parallel;
         options.timing.min_samples = 5;
         options.timing.max_seconds = 0.05;
         options.timing.threads = 1;
-        std::vector<ss::BenchmarkJob> list(size_t(jobs), ss::BenchmarkJob{"blur", blur, {}, false});
+        std::vector<runner::BenchmarkJob> list(size_t(jobs), runner::BenchmarkJob{"blur", blur, {}, false});
 
         auto start = Clock::now();
-        const std::vector<ss::JobResult> results = ss::run_jobs(list, options);
+        const std::vector<runner::JobResult> results = runner::run_jobs(list, options);
         const double runner_wall = seconds_since(start) / jobs;
         double compile = 0, timing = 0;
-        for (const ss::JobResult &r : results) {
-            if (r.status != ss::JobStatus::Ok) {
+        for (const runner::JobResult &r : results) {
+            if (r.status != runner::JobStatus::Ok) {
                 std::fprintf(stderr, "bench-runner: job failed: %s\n", r.message.c_str());
                 return 1;
             }
@@ -66,11 +66,12 @@ int main(int argc, char **argv) {
         start = Clock::now();
         double base_compile = 0, base_timing = 0;
         for (int i = 0; i < jobs; i++) {
-            ss::PreparedJob p = blur();
+            runner::PreparedJob p = blur();
             auto t = Clock::now();
-            p.pipeline.compile_jit(schedforge::featurize::runnable_here(Halide::Target(options.target)));
+            p.pipeline.compile_jit(runner::runnable_here(Halide::Target(options.target)));
             base_compile += seconds_since(t) / jobs;
-            const ss::TimingResult tr = ss::time_runs(options.timing, 1, [&]() { p.pipeline.realize(p.output); });
+            const runner::TimingResult tr =
+                runner::time_runs(options.timing, 1, [&]() { p.pipeline.realize(p.output); });
             for (double s : tr.samples) base_timing += s / jobs;
         }
         const double base_wall = seconds_since(start) / jobs;

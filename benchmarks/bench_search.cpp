@@ -14,12 +14,12 @@
 #include "apps/app.h"
 #include "common/stopwatch.h"
 #include "featurize/function_dag.h"
-#include "featurize/host_target.h"
+#include "runner/benchmark_runner.h"
+#include "runner/fingerprint.h"
+#include "runner/halide_autoschedulers.h"
+#include "runner/host_target.h"
 #include "sampler/beam_search.h"
-#include "sampler/benchmark_runner.h"
 #include "sampler/cost_model.h"
-#include "sampler/fingerprint.h"
-#include "sampler/halide_autoschedulers.h"
 #include "tools/app_list.h"
 #include "tools/cli.h"
 #include "tools/table.h"
@@ -40,6 +40,7 @@ using Clock = std::chrono::steady_clock;
 namespace sa = schedforge::apps;
 namespace sf = schedforge::featurize;
 namespace ss = schedforge::sampler;
+namespace runner = schedforge::runner;
 
 using schedforge::seconds_since;
 
@@ -56,31 +57,31 @@ int main(int argc, char **argv) {
         const std::vector<std::string> names = schedforge::tools::parse_app_list(apps_arg);
         setenv("HL_BEAM_SIZE", std::to_string(beam).c_str(), 1);
         setenv("HL_NUM_PASSES", std::to_string(passes).c_str(), 1);
-        const Halide::Target target = schedforge::featurize::host_target();
-        const ss::HardwareFingerprint fp = ss::fingerprint_this_machine();
-        const Halide::MachineParams params = ss::machine_params_for(fp);
+        const Halide::Target target = runner::host_target();
+        const runner::HardwareFingerprint fp = runner::fingerprint_this_machine();
+        const Halide::MachineParams params = runner::machine_params_for(fp);
 
         // Adams2019 first, each app in an isolated worker (one at a time, memory-limited: it can
         // exhaust memory on some apps), timed around the autoscheduler call alone. The runner
         // forks, so this runs before our search starts any thread.
-        ss::RunnerOptions runner;
+        runner::RunnerOptions runner;
         runner.parallel_compiles = 1;
         runner.timing.warmup_runs = 0;
         runner.timing.min_samples = 1;
         runner.timing.max_samples = 1;
         runner.worker_log = "/dev/null";
-        std::vector<ss::BenchmarkJob> jobs;
+        std::vector<runner::BenchmarkJob> jobs;
         for (const std::string &name : names) {
-            ss::BenchmarkJob job;
+            runner::BenchmarkJob job;
             job.name = name;
             job.prepare = [name, target, params]() {
                 sa::BuiltApp built = sa::build_app(name, /*small=*/false);
-                ss::run_halide_autoscheduler("Adams2019", built.pipeline, target, params);
-                return ss::PreparedJob{built.pipeline, built.output_buffer};
+                runner::run_halide_autoscheduler("Adams2019", built.pipeline, target, params);
+                return runner::PreparedJob{built.pipeline, built.output_buffer};
             };
             jobs.push_back(std::move(job));
         }
-        const std::vector<ss::JobResult> adams = ss::run_jobs(jobs, runner);
+        const std::vector<runner::JobResult> adams = runner::run_jobs(jobs, runner);
 
         ss::SearchOptions options;
         options.beam_size = beam;
@@ -109,14 +110,14 @@ int main(int argc, char **argv) {
                                 double(std::max<int64_t>(1, stats.feature_cache_hits + stats.stages_featurized));
             std::vector<std::string> row = {names[a], format_number("%.2f", ours_s)};
             // A schedule Adams2019 made but that failed to compile still timed its search.
-            const ss::JobResult &theirs = adams[a];
+            const runner::JobResult &theirs = adams[a];
             if (theirs.prepare_seconds > 0) {
                 log_sum += std::log(ours_s / theirs.prepare_seconds);
                 measured++;
                 row.push_back(format_number("%.2f", theirs.prepare_seconds));
                 row.push_back(format_number("%.2f", ours_s / theirs.prepare_seconds));
             } else {
-                row.push_back(std::string("failed: ") + ss::status_name(theirs.status));
+                row.push_back(std::string("failed: ") + runner::status_name(theirs.status));
                 row.push_back("");
             }
             row.push_back(format_number("%.2f", scratch_s));

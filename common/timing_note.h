@@ -1,5 +1,5 @@
 // The note the benchmark runner leaves in an ok job's message when its runtime had to be timed
-// while other processes held the CPUs (sampler/timing.h: its retakes ran out). Such a label may
+// while other processes held the CPUs (runner/timing.h: its retakes ran out). Such a label may
 // be up to cores x too slow, so readers of datasets (training, calibration) leave it out.
 #pragma once
 

@@ -1002,15 +1002,11 @@ void add_extern_stage(FunctionDAG &dag, int ni) {
 
 } // namespace
 
-FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
-    std::vector<Function> outputs;
-    for (const Func &f : pipeline.outputs()) outputs.push_back(f.function());
-    std::map<std::string, Function> env = build_environment(outputs);
-    const std::vector<std::string> order = topological_order(outputs, env); // producers first
-    const FuncValueBounds value_bounds = compute_function_value_bounds(order, env);
+namespace {
 
-    FunctionDAG dag;
-    dag.pipeline = pipeline;
+// The pipeline's Funcs as nodes, consumers first (outputs first), with their estimates.
+void add_func_nodes(FunctionDAG &dag, const std::vector<Function> &outputs, const std::map<std::string, Function> &env,
+                    const std::vector<std::string> &order) {
     std::set<std::string> output_names;
     for (const Function &f : outputs) output_names.insert(f.name());
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -1025,9 +1021,12 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
         n.estimated_region = estimated_region(f.schedule().estimates(), f.args());
         dag.nodes.push_back(std::move(n));
     }
-    // Input images, in order of first use (consumers first), after every Func.
+}
+
+// Input images, in order of first use (consumers first), after every Func.
+void add_input_nodes(FunctionDAG &dag) {
     for (size_t i = 0, funcs = dag.nodes.size(); i < funcs; i++) {
-        const Function &f = dag.nodes[i].func;
+        const Function f = dag.nodes[i].func; // a handle: inputs pushed below move the nodes
         auto add_input = [&](const std::string &name, int dims, Type type, const Parameter &param,
                              const Buffer<> &image) {
             if (dag.node_index(name) >= 0) return;
@@ -1056,165 +1055,161 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
             if (op->call_type == Call::Image) add_input(op->name, int(op->args.size()), op->type, op->param, op->image);
         }
     }
+}
 
-    // Stages, edges and Jacobians.
-    std::vector<PendingBound> pending; // bounds to settle once the consumers' regions are known
-    for (size_t ni = 0; ni < dag.nodes.size(); ni++) {
-        Node &node = dag.nodes[ni];
-        if (node.is_input) continue;
-        if (node.is_extern) {
-            add_extern_stage(dag, int(ni));
-            continue;
+// Stage `si` of node `ni` (its definition `def`): loops, library calls, the edges from its
+// producers (regions as symbolic bounds of its loops, Jacobians per call site, use conditions),
+// and an update's reads of its own Func and its writes. Bounds the evaluator cannot take per
+// tile go to `pending`, settled at the consumer's root region.
+Stage build_stage(FunctionDAG &dag, size_t ni, size_t si, const Definition &def, const FuncValueBounds &value_bounds,
+                  std::vector<PendingBound> &pending) {
+    const Node &node = dag.nodes[ni];
+    Stage st;
+    st.node = int(ni);
+    st.index = int(si);
+    st.name = si == 0 ? node.name : node.name + ".update(" + std::to_string(si - 1) + ")";
+    st.definition = def;
+    const StageSchedule &sched = def.schedule();
+    for (const Dim &d : sched.dims()) {
+        if (d.var == Var::outermost().name()) continue;
+        Loop l;
+        l.var = d.var;
+        l.is_rvar = d.is_rvar();
+        l.is_pure = d.is_pure();
+        if (l.is_rvar) {
+            for (const ReductionVariable &rv : sched.rvars()) {
+                if (rv.var == d.var) l.rvar_min = with_estimates(rv.min), l.rvar_extent = with_estimates(rv.extent);
+            }
         }
-        std::vector<Definition> defs{node.func.definition()};
-        for (const Definition &u : node.func.updates()) defs.push_back(u);
-        for (size_t si = 0; si < defs.size(); si++) {
-            Stage st;
-            st.node = int(ni);
-            st.index = int(si);
-            st.name = si == 0 ? node.name : node.name + ".update(" + std::to_string(si - 1) + ")";
-            st.definition = defs[si];
-            const StageSchedule &sched = defs[si].schedule();
-            for (const Dim &d : sched.dims()) {
-                if (d.var == Var::outermost().name()) continue;
-                Loop l;
-                l.var = d.var;
-                l.is_rvar = d.is_rvar();
-                l.is_pure = d.is_pure();
-                if (l.is_rvar) {
-                    for (const ReductionVariable &rv : sched.rvars()) {
-                        if (rv.var == d.var)
-                            l.rvar_min = with_estimates(rv.min), l.rvar_extent = with_estimates(rv.extent);
-                    }
+        st.loops.push_back(l);
+    }
+    st.library_calls = library_calls(def, st.loops);
+    // Symbolic loop bounds: symbol 2i = loop i's min, 2i+1 its max.
+    const std::vector<std::string> symbols = loop_bound_symbols(st.loops);
+    Scope<Interval> scope;
+    for (size_t l = 0; l < st.loops.size(); l++) {
+        scope.push(st.loops[l].var,
+                   Interval(Variable::make(Int(32), symbols[2 * l]), Variable::make(Int(32), symbols[2 * l + 1])));
+    }
+    std::map<std::string, Box> boxes;
+    auto merge = [&](const std::map<std::string, Box> &found) {
+        for (const auto &[name, box] : found) {
+            auto [it, fresh] = boxes.emplace(name, box);
+            if (!fresh) it->second = box_union(it->second, box);
+        }
+    };
+    auto require = [&](const Expr &e) {
+        if (!e.defined()) return;
+        // Under strict_float, as the project compiles, the simplifier keeps float terms like
+        // 0.0f * f(x - 3) (also inside casts): their loads count in Halide's bounds, so here too.
+        const Expr strict = Halide::strict_float(e);
+        merge(boxes_required(with_estimates(strict), scope, value_bounds));
+        // Halide's bounds inference reads the unsimplified definition: a call the simplifier
+        // folds away is still a use to it (f(x, clamp(g(x), 0, 0)) is f(x, 0); Halide then
+        // skips producing g, but the edge is an ordinary read here, so the model charges
+        // work that never runs: 6 of 1000 generated pipelines), and so is a tap multiplied by
+        // an integer 0 (0 * f(x - 2) widens f's region by one column: a region one column
+        // short made an unrolled tile that Halide 14 miscompiled look even). Both boxes count.
+        merge(boxes_required(SubstituteEstimates().mutate(strict), scope, value_bounds));
+    };
+    for (const Expr &e : def.values()) require(e);
+    for (const Expr &e : def.args()) require(e);
+    require(def.predicate());
+    // For the edges' use conditions; without a select every read is unconditional.
+    std::vector<Expr> read_exprs;
+    if (has_select(def)) {
+        for (const std::vector<Expr> *list : {&def.values(), &def.args()}) {
+            for (const Expr &e : *list) read_exprs.push_back(for_use_conditions(e));
+        }
+        if (def.predicate().defined()) read_exprs.push_back(for_use_conditions(def.predicate()));
+    }
+    for (const auto &[name, box] : boxes) {
+        const int producer = dag.node_index(name);
+        if (producer < 0) continue; // not a Func or image of this pipeline
+        std::vector<Jacobian> jacobians;
+        int calls = 0;
+        for (const CallSite &site : call_sites_of(def, name)) {
+            Jacobian j;
+            j.repeat = site.repeat;
+            calls += !site.repeat;
+            for (const Expr &call_arg : site.args) {
+                const Expr arg = with_estimates(call_arg);
+                std::vector<JacobianEntry> row, steady;
+                for (const Loop &l : st.loops) {
+                    const JacobianEntry d = derivative(arg, l.var, false);
+                    // A known slope has no clamp to look through: the same either way.
+                    const JacobianEntry ds = d ? d : derivative(arg, l.var, true);
+                    row.push_back(d ? JacobianEntry(reduced(*d)) : std::nullopt);
+                    steady.push_back(ds ? JacobianEntry(reduced(*ds)) : std::nullopt);
                 }
-                st.loops.push_back(l);
+                j.entries.push_back(std::move(row));
+                j.steady_entries.push_back(std::move(steady));
             }
-            st.library_calls = library_calls(defs[si], st.loops);
-            // Symbolic loop bounds: symbol 2i = loop i's min, 2i+1 its max.
-            const std::vector<std::string> symbols = loop_bound_symbols(st.loops);
-            Scope<Interval> scope;
-            for (size_t l = 0; l < st.loops.size(); l++) {
-                scope.push(st.loops[l].var, Interval(Variable::make(Int(32), symbols[2 * l]),
-                                                     Variable::make(Int(32), symbols[2 * l + 1])));
-            }
-            std::map<std::string, Box> boxes;
-            auto merge = [&](const std::map<std::string, Box> &found) {
-                for (const auto &[name, box] : found) {
-                    auto [it, fresh] = boxes.emplace(name, box);
-                    if (!fresh) it->second = box_union(it->second, box);
-                }
-            };
-            auto require = [&](const Expr &e) {
-                if (!e.defined()) return;
-                // Under strict_float, as the project compiles, the simplifier keeps float terms like
-                // 0.0f * f(x - 3) (also inside casts): their loads count in Halide's bounds, so here too.
-                const Expr strict = Halide::strict_float(e);
-                merge(boxes_required(with_estimates(strict), scope, value_bounds));
-                // Halide's bounds inference reads the unsimplified definition: a call the simplifier
-                // folds away is still a use to it (f(x, clamp(g(x), 0, 0)) is f(x, 0); Halide then
-                // skips producing g, but the edge is an ordinary read here, so the model charges
-                // work that never runs: 6 of 1000 generated pipelines), and so is a tap multiplied by
-                // an integer 0 (0 * f(x - 2) widens f's region by one column: a region one column
-                // short made an unrolled tile that Halide 14 miscompiled look even). Both boxes count.
-                merge(boxes_required(SubstituteEstimates().mutate(strict), scope, value_bounds));
-            };
-            for (const Expr &e : defs[si].values()) require(e);
-            for (const Expr &e : defs[si].args()) require(e);
-            require(defs[si].predicate());
-            // For the edges' use conditions; without a select every read is unconditional.
-            std::vector<Expr> read_exprs;
-            if (has_select(defs[si])) {
-                for (const std::vector<Expr> *list : {&defs[si].values(), &defs[si].args()}) {
-                    for (const Expr &e : *list) read_exprs.push_back(for_use_conditions(e));
-                }
-                if (defs[si].predicate().defined()) read_exprs.push_back(for_use_conditions(defs[si].predicate()));
-            }
-            for (const auto &[name, box] : boxes) {
-                const int producer = dag.node_index(name);
-                if (producer < 0) continue; // not a Func or image of this pipeline
-                std::vector<Jacobian> jacobians;
-                int calls = 0;
-                for (const CallSite &site : call_sites_of(defs[si], name)) {
-                    Jacobian j;
-                    j.repeat = site.repeat;
-                    calls += !site.repeat;
-                    for (const Expr &call_arg : site.args) {
-                        const Expr arg = with_estimates(call_arg);
-                        std::vector<JacobianEntry> row, steady;
-                        for (const Loop &l : st.loops) {
-                            const JacobianEntry d = derivative(arg, l.var, false);
-                            // A known slope has no clamp to look through: the same either way.
-                            const JacobianEntry ds = d ? d : derivative(arg, l.var, true);
-                            row.push_back(d ? JacobianEntry(reduced(*d)) : std::nullopt);
-                            steady.push_back(ds ? JacobianEntry(reduced(*ds)) : std::nullopt);
-                        }
-                        j.entries.push_back(std::move(row));
-                        j.steady_entries.push_back(std::move(steady));
-                    }
-                    if (j.steady_entries == j.entries) j.steady_entries.clear(); // no clamp: steady() is entries
-                    jacobians.push_back(std::move(j));
-                }
-                if (producer == int(ni)) {
-                    st.self_calls = std::move(jacobians);
-                    continue; // its region goes into self_reads
-                }
-                Edge e;
-                e.producer = producer;
-                e.consumer_node = int(ni);
-                e.consumer_stage = int(si);
-                e.calls = calls;
-                e.jacobians = std::move(jacobians);
-                if (!read_exprs.empty()) e.use = UseCondition::of(read_exprs, name, st.loops);
-                // Bounds the evaluator cannot take per tile (unbounded, or math it does not know)
-                // are settled at the consumer's root region below.
-                auto bound = [&](const Expr &x, size_t d, bool is_max) {
-                    if (x.defined() && !x.same_as(Interval::neg_inf()) && !x.same_as(Interval::pos_inf())) {
-                        try {
-                            bool run_time = false;
-                            SymbolicBound b(with_estimates(x, run_time), symbols);
-                            b.set_reads_run_time_values(run_time);
-                            return b;
-                        } catch (const UnsupportedPipeline &) {
-                        }
-                    }
-                    pending.push_back({int(dag.edges.size()), d, is_max, x});
-                    return SymbolicBound();
-                };
-                for (size_t d = 0; d < box.size(); d++) {
-                    e.region.emplace_back(bound(box[d].min, d, false), bound(box[d].max, d, true));
-                }
-                st.incoming_edges.push_back(int(dag.edges.size()));
-                dag.nodes[size_t(producer)].outgoing_edges.push_back(int(dag.edges.size()));
-                dag.edges.push_back(std::move(e));
-            }
-            if (si > 0) {
-                // What the update reads of its own Func, and writes: the left-hand side's bounds
-                // (data-dependent ones through the value bounds of what they read).
-                // Unbounded (an index read from data with no clamp): the Func's estimates.
-                auto add = [&](SymbolicRegion &out, const Interval &iv, size_t d, const char *what) {
-                    if (iv.is_bounded()) {
-                        out.emplace_back(SymbolicBound(with_estimates(iv.min), symbols),
-                                         SymbolicBound(with_estimates(iv.max), symbols));
-                    } else if (d < node.estimated_region.size()) {
-                        const Span est = node.estimated_region[d];
-                        out.emplace_back(SymbolicBound(Expr(est.min), symbols), SymbolicBound(Expr(est.max), symbols));
-                    } else {
-                        throw UnsupportedPipeline(st.name + " " + what + " an unbounded region of dimension " +
-                                                  std::to_string(d) + "; give '" + node.name + "' estimates");
-                    }
-                };
-                const auto self = boxes.find(node.name);
-                for (size_t d = 0; d < defs[si].args().size(); d++) {
-                    if (self != boxes.end()) add(st.self_reads, self->second[d], d, "reads");
-                    add(st.writes, bounds_of_expr_in_scope(with_estimates(defs[si].args()[d]), scope, value_bounds), d,
-                        "writes");
+            if (j.steady_entries == j.entries) j.steady_entries.clear(); // no clamp: steady() is entries
+            jacobians.push_back(std::move(j));
+        }
+        if (producer == int(ni)) {
+            st.self_calls = std::move(jacobians);
+            continue; // its region goes into self_reads
+        }
+        Edge e;
+        e.producer = producer;
+        e.consumer_node = int(ni);
+        e.consumer_stage = int(si);
+        e.calls = calls;
+        e.jacobians = std::move(jacobians);
+        if (!read_exprs.empty()) e.use = UseCondition::of(read_exprs, name, st.loops);
+        // Bounds the evaluator cannot take per tile (unbounded, or math it does not know)
+        // are settled at the consumer's root region below.
+        auto bound = [&](const Expr &x, size_t d, bool is_max) {
+            if (x.defined() && !x.same_as(Interval::neg_inf()) && !x.same_as(Interval::pos_inf())) {
+                try {
+                    bool run_time = false;
+                    SymbolicBound b(with_estimates(x, run_time), symbols);
+                    b.set_reads_run_time_values(run_time);
+                    return b;
+                } catch (const UnsupportedPipeline &) {
                 }
             }
-            node.stages.push_back(std::move(st));
+            pending.push_back({int(dag.edges.size()), d, is_max, x});
+            return SymbolicBound();
+        };
+        for (size_t d = 0; d < box.size(); d++) {
+            e.region.emplace_back(bound(box[d].min, d, false), bound(box[d].max, d, true));
+        }
+        st.incoming_edges.push_back(int(dag.edges.size()));
+        dag.nodes[size_t(producer)].outgoing_edges.push_back(int(dag.edges.size()));
+        dag.edges.push_back(std::move(e));
+    }
+    if (si > 0) {
+        // What the update reads of its own Func, and writes: the left-hand side's bounds
+        // (data-dependent ones through the value bounds of what they read).
+        // Unbounded (an index read from data with no clamp): the Func's estimates.
+        auto add = [&](SymbolicRegion &out, const Interval &iv, size_t d, const char *what) {
+            if (iv.is_bounded()) {
+                out.emplace_back(SymbolicBound(with_estimates(iv.min), symbols),
+                                 SymbolicBound(with_estimates(iv.max), symbols));
+            } else if (d < node.estimated_region.size()) {
+                const Span est = node.estimated_region[d];
+                out.emplace_back(SymbolicBound(Expr(est.min), symbols), SymbolicBound(Expr(est.max), symbols));
+            } else {
+                throw UnsupportedPipeline(st.name + " " + what + " an unbounded region of dimension " +
+                                          std::to_string(d) + "; give '" + node.name + "' estimates");
+            }
+        };
+        const auto self = boxes.find(node.name);
+        for (size_t d = 0; d < def.args().size(); d++) {
+            if (self != boxes.end()) add(st.self_reads, self->second[d], d, "reads");
+            add(st.writes, bounds_of_expr_in_scope(with_estimates(def.args()[d]), scope, value_bounds), d, "writes");
         }
     }
+    return st;
+}
 
-    // Concrete regions at root, consumers first: outputs from their estimates, every other
+// Concrete regions at root, consumers first: outputs from their estimates, every other node the
+// union of what its consumers' stages need; each stage's loop bounds at root, and the pending
+// bounds settled.
+void compute_root_regions(FunctionDAG &dag, std::vector<PendingBound> &pending) {
     // node the union of what its consumers' stages need.
     std::vector<Region> needed(dag.nodes.size());
     std::vector<bool> used(dag.nodes.size(), false);
@@ -1259,6 +1254,36 @@ FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
             }
         }
     }
+}
+
+} // namespace
+
+FunctionDAG FunctionDAG::build(const Pipeline &pipeline) {
+    std::vector<Function> outputs;
+    for (const Func &f : pipeline.outputs()) outputs.push_back(f.function());
+    std::map<std::string, Function> env = build_environment(outputs);
+    const std::vector<std::string> order = topological_order(outputs, env); // producers first
+    const FuncValueBounds value_bounds = compute_function_value_bounds(order, env);
+
+    FunctionDAG dag;
+    dag.pipeline = pipeline;
+    add_func_nodes(dag, outputs, env, order);
+    add_input_nodes(dag);
+    std::vector<PendingBound> pending; // bounds to settle once the consumers' regions are known
+    for (size_t ni = 0; ni < dag.nodes.size(); ni++) {
+        if (dag.nodes[ni].is_input) continue;
+        if (dag.nodes[ni].is_extern) {
+            add_extern_stage(dag, int(ni));
+            continue;
+        }
+        std::vector<Definition> defs{dag.nodes[ni].func.definition()};
+        for (const Definition &u : dag.nodes[ni].func.updates()) defs.push_back(u);
+        for (size_t si = 0; si < defs.size(); si++) {
+            Stage st = build_stage(dag, ni, si, defs[si], value_bounds, pending);
+            dag.nodes[ni].stages.push_back(std::move(st));
+        }
+    }
+    compute_root_regions(dag, pending);
     std::vector<bool> strided(dag.nodes.size(), false);
     for (size_t ni = 0; ni < dag.nodes.size(); ni++) {
         strided[ni] = read_at_stride(dag, int(ni), strided);

@@ -18,23 +18,23 @@
 // --stage-times runs the schedule under Halide's sampling profiler for about two seconds and
 // prints each Func's share of the time beside its share of the manual model's predicted cost:
 // where a schedule is mispriced, the stage whose price is wrong. Both are for one core: the
-// profiler attributes time exactly only on one thread (sampler/stage_profile.h).
+// profiler attributes time exactly only on one thread (runner/stage_profile.h).
 #include "apps/app.h"
 #include "common/yaml_reader.h"
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
-#include "featurize/host_target.h"
 #include "featurize/loop_nest_text.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
+#include "runner/benchmark_runner.h"
+#include "runner/host_target.h"
+#include "runner/output_check.h"
+#include "runner/stage_profile.h"
 #include "sampler/beam_search.h"
-#include "sampler/benchmark_runner.h"
 #include "sampler/cost_model.h"
-#include "sampler/output_check.h"
 #include "sampler/schedule_pipeline.h"
 #include "sampler/search_options.h"
-#include "sampler/stage_profile.h"
 #include "tools/cli.h"
 #include "tools/table.h"
 
@@ -58,6 +58,7 @@ namespace sf = schedforge::featurize;
 namespace ss = schedforge::sampler;
 namespace sg = schedforge::gen;
 namespace sa = schedforge::apps;
+namespace runner = schedforge::runner;
 using schedforge::UserError;
 
 // What is scheduled: a random pipeline or an app, built afresh on each call (each schedule needs
@@ -108,7 +109,7 @@ void print_stage_times(const std::function<Subject()> &build, const sf::Function
     Subject profiled = build(); // the same DAG, node for node, with Halide's names of this build
     const sf::FunctionDAG profiled_dag = sf::FunctionDAG::build(profiled.pipeline);
     sf::apply(profiled_dag, r.nest);
-    ss::StageProfile profile = ss::profile_stages(profiled.pipeline, profiled.output, target, 2.0);
+    runner::StageProfile profile = runner::profile_stages(profiled.pipeline, profiled.output, target, 2.0);
     ss::ManualCostModel manual(options.coefficients);
     manual.set_pipeline(dag, 1);
     std::vector<double> predicted(dag.nodes.size(), 0.0);
@@ -147,31 +148,31 @@ void print_stage_times(const std::function<Subject()> &build, const sf::Function
 // compute_root's output and time, then the schedule's (checked against it), in workers.
 void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &options, const Halide::Target &target,
                const std::string &nest, bool given_nest) {
-    ss::RunnerOptions runner;
+    runner::RunnerOptions runner;
     runner.target = target.to_string();
     runner.integer_tolerance = 1; // fast-math may move a float that becomes an integer by one
-    ss::BenchmarkJob root;
+    runner::BenchmarkJob root;
     root.name = "compute_root";
     root.prepare = [build]() {
         Subject s = build();
         s.schedule_compute_root();
-        return ss::PreparedJob{s.pipeline, s.output};
+        return runner::PreparedJob{s.pipeline, s.output};
     };
     root.return_output = true;
-    const ss::JobResult reference = ss::run_jobs({root}, runner).front();
-    ss::BenchmarkJob searched;
+    const runner::JobResult reference = runner::run_jobs({root}, runner).front();
+    runner::BenchmarkJob searched;
     searched.name = given_nest ? "the given nest" : "schedforge";
     searched.prepare = [build, options, target, nest, given_nest]() {
         Subject s = build();
         schedule(s, options, target, nest, given_nest);
-        return ss::PreparedJob{s.pipeline, s.output};
+        return runner::PreparedJob{s.pipeline, s.output};
     };
     searched.reference = reference.output;
-    const ss::JobResult ours = ss::run_jobs({searched}, runner).front();
-    for (const ss::JobResult *r : {&reference, &ours}) {
+    const runner::JobResult ours = runner::run_jobs({searched}, runner).front();
+    for (const runner::JobResult *r : {&reference, &ours}) {
         std::cout << "benchmark " << r->name << ": ";
-        if (r->status != ss::JobStatus::Ok) {
-            std::cout << ss::status_name(r->status) << " (" << r->message << ")\n";
+        if (r->status != runner::JobStatus::Ok) {
+            std::cout << runner::status_name(r->status) << " (" << r->message << ")\n";
             continue;
         }
         std::cout << format_number("%.4f", 1e3 * r->timing.min_seconds) << " ms min, "
@@ -179,11 +180,12 @@ void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &o
                   << " runs, " << r->timing.threads << " threads); compiled in "
                   << format_number("%.2f", r->compile_seconds) << " s\n";
     }
-    if (reference.status == ss::JobStatus::Ok && ours.status == ss::JobStatus::Ok && ours.timing.min_seconds > 0) {
+    if (reference.status == runner::JobStatus::Ok && ours.status == runner::JobStatus::Ok &&
+        ours.timing.min_seconds > 0) {
         std::cout << "speedup over compute_root: "
                   << format_number("%.2f", reference.timing.min_seconds / ours.timing.min_seconds) << "x\n";
     }
-    if (ours.status != ss::JobStatus::Ok) throw std::runtime_error("the schedule failed to benchmark");
+    if (ours.status != runner::JobStatus::Ok) throw std::runtime_error("the schedule failed to benchmark");
 }
 
 } // namespace
@@ -240,7 +242,7 @@ int main(int argc, char **argv) {
         } else if (!sa::make_app(app_name)) {
             throw UserError("--app: unknown app '" + app_name + "'");
         }
-        const Halide::Target target = schedforge::featurize::host_target();
+        const Halide::Target target = runner::host_target();
         auto build = [spec, app_name]() { return build_subject(spec, app_name); };
         const bool given_nest = !nest_in.empty();
         const std::string nest_text = given_nest ? schedforge::yaml::read_file(nest_in) : "";
@@ -329,7 +331,7 @@ int main(int argc, char **argv) {
             reference.pipeline.realize(reference.output, strict);
             sf::apply(dag, r.nest);
             subject.pipeline.realize(subject.output, strict);
-            const std::string diff = ss::compare_buffers(reference.output, subject.output);
+            const std::string diff = runner::compare_buffers(reference.output, subject.output);
             if (!diff.empty()) {
                 std::cerr << "autoschedule: the schedule's output differs from compute_root's: " << diff << "\n";
                 return 1;

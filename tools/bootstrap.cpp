@@ -20,7 +20,7 @@
 // Other settings than --rounds are refused for an existing DIR.
 #include "datasets/operations.h"
 #include "datasets/reader.h"
-#include "harvest/config.h"
+#include "datagen/config.h"
 #include "sampler/search_options.h"
 #include "tools/app_list.h"
 #include "tools/cli.h"
@@ -271,7 +271,7 @@ int main(int argc, char **argv) {
             schedforge::datasets::DatasetReader::open(d); // UserError if missing or not a dataset
             d = fs::absolute(d).lexically_normal().string();
         }
-        schedforge::harvest::HarvestConfig config = schedforge::harvest::load_harvest_config(config_path);
+        schedforge::datagen::DatasetConfig config = schedforge::datagen::load_dataset_config(config_path);
         if (!config.search.weights.empty())
             throw UserError(config_path + ": names search weights; bootstrap chooses each round's weights itself");
         if (pipelines) config.pipelines = *pipelines;

@@ -31,9 +31,9 @@
 #include "datasets/reader.h"
 #include "datasets/verify.h"
 #include "datasets/virtual_merge.h"
-#include "harvest/config.h"
-#include "harvest/refeaturize.h"
-#include "harvest/retime.h"
+#include "datagen/config.h"
+#include "datagen/refeaturize.h"
+#include "datagen/retime.h"
 #include "tools/cli.h"
 #include "tools/files.h"
 #include "tools/interrupt.h"
@@ -52,11 +52,12 @@ namespace {
 using schedforge::UserError;
 using schedforge::tools::format_number;
 namespace ds = schedforge::datasets;
+namespace runner = schedforge::runner;
 
 int refeaturize(const std::string &file, const std::string &out) {
     std::unique_ptr<schedforge::tools::ProgressBar> bar;
-    const schedforge::harvest::RefeaturizeReport r =
-        schedforge::harvest::refeaturize_dataset(file, out, [&](uint64_t, uint64_t total) {
+    const schedforge::datagen::RefeaturizeReport r =
+        schedforge::datagen::refeaturize_dataset(file, out, [&](uint64_t, uint64_t total) {
             if (!bar) bar = std::make_unique<schedforge::tools::ProgressBar>("refeaturize", int64_t(total));
             bar->step();
         });
@@ -67,15 +68,14 @@ int refeaturize(const std::string &file, const std::string &out) {
 }
 
 int retime(const std::string &file, const std::string &out, const std::string &config, int threads, bool resume) {
-    schedforge::sampler::RunnerOptions runner = config.empty()
-                                                    ? schedforge::harvest::HarvestConfig().runner
-                                                    : schedforge::harvest::load_harvest_config(config).runner;
+    runner::RunnerOptions runner = config.empty() ? schedforge::datagen::DatasetConfig().runner
+                                                  : schedforge::datagen::load_dataset_config(config).runner;
     if (threads >= 0) runner.timing.threads = threads;
     const std::atomic<bool> *stop = schedforge::tools::stop_on_interrupt(
         "\ndataset retime: stopping after the pipelines in flight (Ctrl-C again to quit now; --resume continues)\n");
     std::unique_ptr<schedforge::tools::ProgressBar> bar;
-    const schedforge::harvest::RetimeReport r =
-        schedforge::harvest::retime_dataset(file, out, runner, resume, stop, [&](uint64_t, uint64_t total) {
+    const schedforge::datagen::RetimeReport r =
+        schedforge::datagen::retime_dataset(file, out, runner, resume, stop, [&](uint64_t, uint64_t total) {
             if (!bar) bar = std::make_unique<schedforge::tools::ProgressBar>("retime", int64_t(total), true);
             bar->step();
         });

@@ -10,12 +10,12 @@
 #include "common/rng.h"
 #include "featurize/agreement.h"
 #include "featurize/apply.h"
-#include "featurize/host_target.h"
 #include "featurize/random_loop_nest.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
-#include "sampler/output_check.h"
+#include "runner/host_target.h"
+#include "runner/output_check.h"
 #include "tools/cli.h"
 #include "tools/files.h"
 #include "tools/progress.h"
@@ -93,9 +93,8 @@ int main(int argc, char **argv) {
     app.add_flag("--check-outputs", check_outputs, "also run every schedule and compare with compute_root");
     return tools::run_cli(app, argc, argv, [&] {
         const gen::GeneratorConfig cfg = gen::load_generator_config(config);
-        const Halide::Target target = schedforge::featurize::host_target()
-                                          .with_feature(Halide::Target::StrictFloat)
-                                          .with_feature(Halide::Target::NoAsserts);
+        const Halide::Target target =
+            runner::host_target().with_feature(Halide::Target::StrictFloat).with_feature(Halide::Target::NoAsserts);
         if (!explain.empty()) {
             const auto [p, k] = parse_explain(explain);
             const MeasuredSchedule m = measure_schedule(gen::synthesize_pipeline(cfg, p), p, k, target);
@@ -130,7 +129,7 @@ int main(int argc, char **argv) {
                     MeasuredSchedule m = measure_schedule(spec, seed + uint64_t(p), uint64_t(k), target);
                     report.add(m.dag, m.nest, m.predicted, m.measured, label);
                     if (check_outputs) {
-                        const std::string diff = sampler::compare_buffers(expected, m.built.run(target));
+                        const std::string diff = runner::compare_buffers(expected, m.built.run(target));
                         if (!diff.empty()) throw std::runtime_error("output differs: " + diff);
                     }
                 } catch (const std::exception &e) {

@@ -4,7 +4,7 @@
 //   generate-dataset --config configs/datasets/NAME.yaml --out FILE.h5 [--pipelines N]
 //                    [--schedules-per-pipeline 32] [--seed S] [--shard K/N] [--resume]
 //
-// Flags override the config. --shard K/N generates only shard K of the run's N (harvest/shard.h);
+// Flags override the config. --shard K/N generates only shard K of the run's N (datagen/shard.h);
 // under mpirun or a Slurm array job each process takes its shard from the launcher, and --out
 // DIR/ (a folder) writes DIR/shard-K-of-N.h5. Ctrl-C stops gracefully: no new sample starts,
 // the ones in flight finish and are saved (a second Ctrl-C quits at once); --resume continues a
@@ -12,9 +12,9 @@
 // 130 stopped by Ctrl-C.
 #include "common/errors.h"
 #include "datasets/schema.h"
-#include "harvest/config.h"
-#include "harvest/harvest.h"
-#include "harvest/shard.h"
+#include "datagen/config.h"
+#include "datagen/generate.h"
+#include "datagen/shard.h"
 #include "sampler/cost_model.h"
 #include "tools/cli.h"
 #include "tools/interrupt.h"
@@ -30,10 +30,10 @@ namespace {
 
 using schedforge::tools::format_number;
 namespace ds = schedforge::datasets;
-namespace sh = schedforge::harvest;
+namespace sh = schedforge::datagen;
 namespace ss = schedforge::sampler;
 
-std::string failures_note(const sh::HarvestStats &s) {
+std::string failures_note(const sh::GenerationStats &s) {
     std::string note;
     for (int k = 1; k < ds::kNumStatuses; k++) {
         if (s.by_status[size_t(k)] == 0) continue;
@@ -43,7 +43,7 @@ std::string failures_note(const sh::HarvestStats &s) {
     return note;
 }
 
-void print_summary(const sh::HarvestStats &s, const std::string &path) {
+void print_summary(const sh::GenerationStats &s, const std::string &path) {
     std::cout << "wrote " << s.samples_written << " samples of " << s.pipelines_written << " new pipelines to " << path;
     if (s.samples_present) std::cout << " (" << s.samples_present << " were already there)";
     std::cout << "\n";
@@ -84,7 +84,7 @@ void print_summary(const sh::HarvestStats &s, const std::string &path) {
 
 // The shard to generate: --shard, else the launcher's (mpirun, a Slurm array), else the whole run;
 // and the file it goes to: a folder (--out DIR/ or an existing one) takes DIR/shard-K-of-N.h5.
-std::string shard_output(const std::string &shard_flag, const std::string &out, sh::HarvestConfig &config) {
+std::string shard_output(const std::string &shard_flag, const std::string &out, sh::DatasetConfig &config) {
     std::optional<sh::LaunchedShard> launched = sh::shard_from_environment();
     if (!shard_flag.empty()) {
         config.shard = sh::parse_shard(shard_flag);
@@ -92,7 +92,7 @@ std::string shard_output(const std::string &shard_flag, const std::string &out, 
         config.shard = launched->shard;
         config.runner.processes_on_machine = int(launched->processes_on_machine);
     }
-    // Shards that share a machine take turns to time (sampler/machine_lock.h), whoever started them.
+    // Shards that share a machine take turns to time (runner/machine_lock.h), whoever started them.
     if (!config.shard.whole() && config.runner.exclusive_benchmark)
         config.runner.machine_lock = (std::filesystem::temp_directory_path() / "schedforge-timing.lock").string();
     const bool folder = (!out.empty() && out.back() == '/') || std::filesystem::is_directory(out);
@@ -129,7 +129,7 @@ int main(int argc, char **argv) {
     app.add_option("--shard", shard, "Generate shard K of N of the run (K/N, K from 0; default: the launcher's)");
     app.add_flag("--resume", resume, "Continue FILE: run only the samples it lacks");
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
-        sh::HarvestConfig config = sh::load_harvest_config(config_path);
+        sh::DatasetConfig config = sh::load_dataset_config(config_path);
         if (pipelines) config.pipelines = *pipelines;
         if (schedules) config.schedules_per_pipeline = *schedules;
         if (seed) config.seed = *seed;
@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
             "continues)\n");
         if (!config.shard.whole()) std::cout << "shard " << config.shard.text() << " of the run: " << out_path << "\n";
         std::optional<schedforge::tools::ProgressBar> bar;
-        const sh::HarvestStats stats = sh::run_harvest(config, out_path, resume, stop, [&](const sh::HarvestStats &s) {
+        const sh::GenerationStats stats = sh::generate_dataset(config, out_path, resume, stop, [&](const sh::GenerationStats &s) {
             if (!bar) { // the first call: the plan is made
                 bar.emplace("samples", s.samples_planned - s.samples_present, /*per_hour=*/true);
                 return;

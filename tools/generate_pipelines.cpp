@@ -9,10 +9,10 @@
 // Halide's own default (everything inlined, reductions recomputed at their consumers' innermost
 // loop) can take minutes on full-size pipelines; ask for it with --schedule inline.
 #include "common/rng.h"
-#include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
+#include "runner/host_target.h"
 #include "tools/cli.h"
 #include "tools/files.h"
 #include "tools/progress.h"
@@ -28,6 +28,7 @@
 namespace {
 
 namespace sg = schedforge::gen;
+namespace runner = schedforge::runner;
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point start) {
@@ -102,7 +103,7 @@ int main(int argc, char **argv) {
         schedforge::tools::Table table(header);
         std::string tsv;
         int failures = 0;
-        const Halide::Target target = schedforge::featurize::jit_target();
+        const Halide::Target target = runner::jit_target();
 
         schedforge::tools::ProgressBar progress("pipelines", count);
         for (int64_t i = 0; i < count; i++) {

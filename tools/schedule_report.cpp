@@ -6,14 +6,14 @@
 //                   [--references manual,Adams2019,Mullapudi2016] [--pairs 3]
 //                   [--target host] [--threads T] [--compile-timeout 600] [--run-timeout 60]
 //
-// Benchmarks a population of schedules of the subject (harvest/schedule_report.h: the search's
+// Benchmarks a population of schedules of the subject (datagen/schedule_report.h: the search's
 // result and runners-up, dropout samples, random loop nests) beside reference lines (the app's
 // hand-written schedule, Halide's autoschedulers), then reports the model's pairwise accuracy and
 // top-1 regret on the population and, for the worst mis-ranked pairs, the manual model's 31 terms
 // and the stages' costs side by side with the measurements. DIR receives report.md (also printed),
 // population.h5 (the population as a dataset), population.csv, predicted_vs_measured.png
 // (gnuplot) and schedules/ (each member's schedule source).
-#include "harvest/schedule_report.h"
+#include "datagen/schedule_report.h"
 #include "featurize/cost_terms.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
@@ -32,9 +32,10 @@
 namespace {
 
 namespace fs = std::filesystem;
-namespace sh = schedforge::harvest;
+namespace sh = schedforge::datagen;
 namespace sf = schedforge::featurize;
 namespace ss = schedforge::sampler;
+namespace runner = schedforge::runner;
 using schedforge::UserError;
 using schedforge::tools::format_number;
 
@@ -217,9 +218,9 @@ int main(int argc, char **argv) {
         for (const sh::Member *m : sorted) {
             rows.push_back({m->label, sh::member_kind_name(m->kind), ms(m->measured),
                             std::isfinite(m->predicted) ? format_number("%.4g", m->predicted) : "-",
-                            ss::status_name(m->status)});
+                            runner::status_name(m->status)});
             csv += m->label + "," + sh::member_kind_name(m->kind) + "," + std::to_string(m->sample) + "," +
-                   std::to_string(m->seed) + "," + ss::status_name(m->status) + "," +
+                   std::to_string(m->seed) + "," + runner::status_name(m->status) + "," +
                    format_number("%.9g", m->measured) + "," + format_number("%.9g", m->predicted) + ",\"" +
                    m->message.substr(0, m->message.find('\n')) + "\"\n";
             if (!m->source.empty()) {

@@ -3,8 +3,8 @@
 // impractical). Float outputs within a relative 1e-4 (the
 // schedules reorder nothing, but fast-math may fuse multiply-adds).
 #include "apps/app.h"
-#include "featurize/host_target.h"
-#include "sampler/output_check.h"
+#include "runner/host_target.h"
+#include "runner/output_check.h"
 
 #include <gtest/gtest.h>
 
@@ -17,10 +17,10 @@ class AppReference : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(AppReference, ManualScheduleMatchesNaiveReference) {
     BuiltApp built = build_app(GetParam(), /*small=*/true);
-    const Halide::Target target = schedforge::featurize::jit_target();
+    const Halide::Target target = runner::jit_target();
     built.app->schedule_manual(target);
     built.pipeline.realize(built.output_buffer, target);
-    EXPECT_EQ(sampler::compare_buffers(built.app->reference(built.inputs), built.output_buffer), "");
+    EXPECT_EQ(runner::compare_buffers(built.app->reference(built.inputs), built.output_buffer), "");
 }
 
 TEST_P(AppReference, DefaultScheduleMatchesNaiveReference) {
@@ -29,8 +29,8 @@ TEST_P(AppReference, DefaultScheduleMatchesNaiveReference) {
         // Inlining everything is impractical here: check the all-compute_root schedule instead.
         schedule_compute_root(built);
     }
-    built.pipeline.realize(built.output_buffer, schedforge::featurize::jit_target());
-    EXPECT_EQ(sampler::compare_buffers(built.app->reference(built.inputs), built.output_buffer), "");
+    built.pipeline.realize(built.output_buffer, runner::jit_target());
+    EXPECT_EQ(runner::compare_buffers(built.app->reference(built.inputs), built.output_buffer), "");
 }
 
 TEST(Apps, NamesAreUniqueAndFindable) {

@@ -5,12 +5,12 @@
 #include "apps/app.h"
 #include "featurize/agreement.h"
 #include "featurize/apply.h"
-#include "featurize/host_target.h"
 #include "featurize/random_loop_nest.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
-#include "sampler/output_check.h"
+#include "runner/host_target.h"
+#include "runner/output_check.h"
 #include "tests/featurize/fixtures.h"
 
 #include <gtest/gtest.h>
@@ -27,7 +27,7 @@ namespace schedforge::featurize {
 namespace {
 
 // StrictFloat: LLVM may otherwise fuse float operations differently per schedule.
-Halide::Target strict_target() { return schedforge::featurize::jit_target().with_feature(Halide::Target::StrictFloat); }
+Halide::Target strict_target() { return runner::jit_target().with_feature(Halide::Target::StrictFloat); }
 
 class RandomPipelineLoopNests : public ::testing::TestWithParam<int> {};
 
@@ -49,7 +49,7 @@ TEST_P(RandomPipelineLoopNests, MatchComputeRoot) {
     const std::string source = schedule_source(dag, nest);
     try {
         apply(dag, nest);
-        EXPECT_EQ(sampler::compare_buffers(expected, built.run(target)), "") << source;
+        EXPECT_EQ(runner::compare_buffers(expected, built.run(target)), "") << source;
     } catch (const Halide::Error &e) {
         FAIL() << e.what() << "\n" << source;
     }
@@ -113,7 +113,7 @@ TEST_P(AppLoopNests, MatchNaiveReference) {
         try {
             apply(dag, nest);
             built.pipeline.realize(built.output_buffer, target);
-            EXPECT_EQ(sampler::compare_buffers(built.app->reference(built.inputs), built.output_buffer), "") << source;
+            EXPECT_EQ(runner::compare_buffers(built.app->reference(built.inputs), built.output_buffer), "") << source;
         } catch (const Halide::Error &e) {
             FAIL() << e.what() << "\n" << source;
         }
@@ -605,7 +605,7 @@ TEST(FloatToIntegerCasts, AreNeverInlined) {
     EXPECT_GT(negative, 500);
     Quantizer inlined;
     inlined.wave.compute_root();
-    if (sampler::compare_buffers(expected, inlined.realize()).empty()) {
+    if (runner::compare_buffers(expected, inlined.realize()).empty()) {
         // On some CPUs (AVX-512) the direct float-to-uint8 conversion of a negative value happens
         // to wrap as the int8 step would: the bug is then seen in the code, not the output.
         Quantizer again;
@@ -633,7 +633,7 @@ TEST(FloatToIntegerCasts, AreNeverInlined) {
         ASSERT_EQ(nest.validate(dag), "");
         EXPECT_FALSE(nest.inlined(q)) << schedule_source(dag, nest);
         apply(dag, nest);
-        EXPECT_EQ(sampler::compare_buffers(expected, searched.realize()), "") << schedule_source(dag, nest);
+        EXPECT_EQ(runner::compare_buffers(expected, searched.realize()), "") << schedule_source(dag, nest);
     }
 }
 
@@ -699,7 +699,7 @@ TEST(StridedReads, OddRowsArePaddedToAlignedStorage) {
         .unroll(ci);
     by_hand.f.compute_at(by_hand.g, xo).vectorize(by_hand.x, 16, Halide::TailStrategy::GuardWithIf);
     by_hand.f.align_storage(by_hand.x, int(dag.nodes[size_t(f)].storage_alignment));
-    EXPECT_EQ(sampler::compare_buffers(expected, by_hand.run()), "");
+    EXPECT_EQ(runner::compare_buffers(expected, by_hand.run()), "");
 
     // Nests that store f inside g's loops get the directive, and their features count the padding.
     const Halide::Target target = strict_target();
@@ -719,7 +719,7 @@ TEST(StridedReads, OddRowsArePaddedToAlignedStorage) {
         AgreementReport report(0.0);
         report.add(d, nest, predicted, measure_lowered(r.pipeline, d, target), "strided");
         EXPECT_EQ(report.feature("bytes_at_realization").exact, report.feature("bytes_at_realization").compared);
-        EXPECT_EQ(sampler::compare_buffers(expected, r.run()), "") << schedule_source(d, nest);
+        EXPECT_EQ(runner::compare_buffers(expected, r.run()), "") << schedule_source(d, nest);
     }
     EXPECT_GT(stored_inside, 0);
 }
@@ -834,7 +834,7 @@ TEST(NestedGuardedSplits, StayInBounds) {
         EXPECT_EQ(source.find(".rename(x"), std::string::npos) << source; // x is not split
         CanaryHeap::overwritten = 0;
         apply(dag, nest);
-        EXPECT_EQ(sampler::compare_buffers(expected, searched.run()), "") << source;
+        EXPECT_EQ(runner::compare_buffers(expected, searched.run()), "") << source;
         EXPECT_EQ(CanaryHeap::overwritten, 0) << source;
     }
 }

@@ -4,7 +4,7 @@
 // row loop, so the addresses of some strided loads fold to constants; Halide 14 declared the dense
 // loads behind them aligned to 64 bytes, and on AVX-512 one of them was not.
 #include "featurize/codegen_guard.h"
-#include "featurize/host_target.h"
+#include "runner/host_target.h"
 
 #include <gtest/gtest.h>
 
@@ -57,7 +57,7 @@ struct ThirdColumns {
     int exact_strided_loads() {
         auto *counter = new CountExactStridedLoads; // the pipeline owns it
         pipeline.add_custom_lowering_pass(counter);
-        pipeline.compile_to_module({}, "third_columns", jit_target());
+        pipeline.compile_to_module({}, "third_columns", runner::jit_target());
         return counter->count;
     }
 };
@@ -78,7 +78,7 @@ TEST(CodegenGuard, TheGuardedScheduleRunsAndIsRight) {
     ThirdColumns guarded;
     guard_codegen(guarded.pipeline);
     const Halide::Buffer<uint32_t> out =
-        guarded.pipeline.realize({ThirdColumns::kWidth, ThirdColumns::kHeight}, jit_target());
+        guarded.pipeline.realize({ThirdColumns::kWidth, ThirdColumns::kHeight}, runner::jit_target());
     int wrong = 0;
     out.for_each_element([&](int x, int y) { wrong += out(x, y) != uint32_t(2 * y + 1000 * 3 * x); });
     EXPECT_EQ(wrong, 0);

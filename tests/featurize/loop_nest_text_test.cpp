@@ -3,13 +3,13 @@
 // pipeline is refused with a message that says why.
 #include "common/errors.h"
 #include "featurize/apply.h"
-#include "featurize/host_target.h"
 #include "featurize/loop_nest_text.h"
 #include "featurize/random_loop_nest.h"
 #include "featurize/schedule_features.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
+#include "runner/host_target.h"
 
 #include <gtest/gtest.h>
 
@@ -36,7 +36,7 @@ void expect_refused(const FunctionDAG &dag, const std::string &text, const std::
 }
 
 TEST(LoopNestText, RandomNestsReadBackAsTheSameSchedule) {
-    const Halide::Target target = jit_target();
+    const Halide::Target target = runner::jit_target();
     for (uint64_t seed = 0; seed < 12; seed++) {
         Built p(seed);
         for (uint64_t k = 0; k < 3; k++) {
@@ -58,7 +58,7 @@ TEST(LoopNestText, PartialAndEmptyNestsReadBack) {
     const LoopNest empty(p.dag);
     EXPECT_EQ(nest_text(p.dag, parse_nest_text(p.dag, nest_text(p.dag, empty))), nest_text(p.dag, empty));
     // The output alone at root: its producers unscheduled.
-    LoopNest partial = random_loop_nest(p.dag, jit_target(), 7);
+    LoopNest partial = random_loop_nest(p.dag, runner::jit_target(), 7);
     for (size_t n = 0; n < p.dag.nodes.size(); n++) {
         if (!p.dag.nodes[n].is_output) partial.funcs[n] = FuncSchedule{};
     }
@@ -67,7 +67,7 @@ TEST(LoopNestText, PartialAndEmptyNestsReadBack) {
 
 TEST(LoopNestText, TextOfAnotherPipelineOrVersionIsRefused) {
     Built a(3), b(4);
-    const std::string text = nest_text(a.dag, random_loop_nest(a.dag, jit_target(), 1));
+    const std::string text = nest_text(a.dag, random_loop_nest(a.dag, runner::jit_target(), 1));
     expect_refused(b.dag, text, a.dag.nodes.size() == b.dag.nodes.size() ? "is '" : "nodes, the pipeline has");
     expect_refused(a.dag, std::regex_replace(text, std::regex("^schedforge-loop-nest 1"), "schedforge-loop-nest 2"),
                    "version 2, this build reads version 1");
@@ -78,7 +78,7 @@ TEST(LoopNestText, TextOfAnotherPipelineOrVersionIsRefused) {
 
 TEST(LoopNestText, MalformedOrIllegalNestsAreRefused) {
     Built p(3);
-    const LoopNest nest = random_loop_nest(p.dag, jit_target(), 2);
+    const LoopNest nest = random_loop_nest(p.dag, runner::jit_target(), 2);
     const std::string text = nest_text(p.dag, nest);
     // A tile extent that is not a positive integer.
     const std::string bad_extent =

@@ -1,7 +1,7 @@
 // The lowering oracle on hand-scheduled small pipelines whose counts are derived by hand in the
 // comments, and on hand-built Stmts for the interpreter's corner cases (intrinsics, unknowns).
-#include "featurize/host_target.h"
 #include "featurize/lowered_stats.h"
+#include "runner/host_target.h"
 #include "tests/featurize/fixtures.h"
 
 #include <gtest/gtest.h>
@@ -26,7 +26,7 @@ FunctionDAG dag_of(const Func &out) { return FunctionDAG::build(Pipeline(out)); 
 
 // The host target keeps its vector features: every vector width below comes from the schedule.
 LoweredStats measure(const Func &out, const FunctionDAG &dag, const LoweredStatsOptions &options = {}) {
-    return measure_lowered(Pipeline(out), dag, schedforge::featurize::host_target(), options);
+    return measure_lowered(Pipeline(out), dag, runner::host_target(), options);
 }
 
 // A separable 3x3 blur: in (100x80 uint16) -> blur_x -> blur_y (estimated 64x48). blur_y needs

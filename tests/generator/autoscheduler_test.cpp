@@ -9,11 +9,11 @@
 // when outputs differ the test re-runs the very same schedule with every storage level moved down
 // to its compute level: if that matches the reference, the difference is Halide's, and the test
 // says so instead of failing; if not, the test fails.
-#include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
-#include "sampler/output_check.h"
+#include "runner/host_target.h"
+#include "runner/output_check.h"
 
 #include <gtest/gtest.h>
 
@@ -47,7 +47,7 @@ TEST_P(BuiltinAutoscheduler, SchedulesAndMatchesDefaultSchedule) {
         load_generator_config(std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/small.yaml");
     const PipelineSpec spec = synthesize_pipeline(cfg, seed);
     SCOPED_TRACE(spec.to_text());
-    const Halide::Target target = schedforge::featurize::jit_target().with_feature(Halide::Target::StrictFloat);
+    const Halide::Target target = runner::jit_target().with_feature(Halide::Target::StrictFloat);
 
     BuiltPipeline reference = build_pipeline(spec);
     const Halide::Buffer<> expected = reference.run(target);
@@ -59,7 +59,7 @@ TEST_P(BuiltinAutoscheduler, SchedulesAndMatchesDefaultSchedule) {
     const Halide::MachineParams machine(/*parallelism=*/4, /*last_level_cache_size=*/16 * 1024 * 1024, /*balance=*/40);
     const Halide::AutoSchedulerResults result = scheduled.pipeline.auto_schedule(plugin.name, target, machine);
     EXPECT_FALSE(result.schedule_source.empty());
-    const std::string difference = sampler::compare_buffers(expected, scheduled.run(target));
+    const std::string difference = runner::compare_buffers(expected, scheduled.run(target));
     if (difference.empty()) return;
 
     BuiltPipeline unhoisted = build_pipeline(spec);
@@ -69,7 +69,7 @@ TEST_P(BuiltinAutoscheduler, SchedulesAndMatchesDefaultSchedule) {
         Halide::Internal::FuncSchedule &s = f.schedule();
         s.store_level() = s.compute_level();
     }
-    const std::string unhoisted_difference = sampler::compare_buffers(expected, unhoisted.run(target));
+    const std::string unhoisted_difference = runner::compare_buffers(expected, unhoisted.run(target));
     EXPECT_EQ(unhoisted_difference, "") << "the schedule's output differs (" << difference
                                         << ") even with storage at compute level:\n"
                                         << result.schedule_source;

@@ -2,11 +2,11 @@
 // the same meaning: Halide's values of random pointwise stages equal the interpreter's, exactly
 // for integer and bool trees, and to a relative 1e-3 for float trees (the interpreter computes
 // floats in long double).
-#include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/expr_eval.h"
 #include "generator/synthesize.h"
+#include "runner/host_target.h"
 
 #include <gtest/gtest.h>
 
@@ -44,7 +44,7 @@ bool computes_float(const std::vector<ExprNode> &expr) {
 // Checks every pointwise stage of `spec` whose tree is integer-only or has a float result
 // against the interpreter (gtest failures); returns how many it checked.
 int check_pointwise_stages(const PipelineSpec &spec) {
-    const Halide::Target target = schedforge::featurize::jit_target().with_feature(Halide::Target::StrictFloat);
+    const Halide::Target target = runner::jit_target().with_feature(Halide::Target::StrictFloat);
     int checked = 0;
     for (size_t i = 0; i < spec.nodes.size(); i++) {
         const Node &node = spec.nodes[i];
@@ -134,9 +134,8 @@ TEST(ExprSemantics, WrappingResultsThatFoldAboveIntMaxCompileAndMatchTheInterpre
     ASSERT_NE(spec.to_text().find("(const:i32 -12)"), std::string::npos) << spec.to_text();
     BuiltPipeline built = build_pipeline(spec);
     built.schedule_compute_root();
-    EXPECT_NO_THROW(built.run(schedforge::featurize::jit_target()));
-    const Halide::Buffer<int32_t> table =
-        built.funcs[4].realize({int(lut.extents[0])}, schedforge::featurize::jit_target());
+    EXPECT_NO_THROW(built.run(runner::jit_target()));
+    const Halide::Buffer<int32_t> table = built.funcs[4].realize({int(lut.extents[0])}, runner::jit_target());
     for (int i = 0; i < table.width(); i++) {
         EXPECT_EQ(table(i), int32_t(evaluate_expr(lut.expr, {static_cast<long double>(i)}))) << "entry " << i;
     }

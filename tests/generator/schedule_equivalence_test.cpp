@@ -7,11 +7,11 @@
 // stays cheap. Both runs use Halide's StrictFloat target feature: without it LLVM may reassociate
 // and fuse float operations differently per schedule, and a float that later becomes an integer
 // can then differ by one.
-#include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
-#include "sampler/output_check.h"
+#include "runner/host_target.h"
+#include "runner/output_check.h"
 
 #include <gtest/gtest.h>
 
@@ -25,7 +25,7 @@ TEST_P(ScheduleEquivalence, DefaultAndComputeRootAgree) {
         load_generator_config(std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/small.yaml");
     const PipelineSpec spec = synthesize_pipeline(cfg, uint64_t(GetParam()));
     SCOPED_TRACE(spec.to_text());
-    const Halide::Target target = schedforge::featurize::jit_target().with_feature(Halide::Target::StrictFloat);
+    const Halide::Target target = runner::jit_target().with_feature(Halide::Target::StrictFloat);
 
     BuiltPipeline inlined = build_pipeline(spec);
     const Halide::Buffer<> expected = inlined.run(target);
@@ -34,7 +34,7 @@ TEST_P(ScheduleEquivalence, DefaultAndComputeRootAgree) {
     rooted.schedule_compute_root();
     const Halide::Buffer<> actual = rooted.run(target);
 
-    EXPECT_EQ(sampler::compare_buffers(expected, actual), "");
+    EXPECT_EQ(runner::compare_buffers(expected, actual), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, ScheduleEquivalence, ::testing::Range(0, SCHEDFORGE_SEED_SWEEP));

@@ -8,13 +8,13 @@
 //     Generator then writes nothing.
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
-#include "featurize/host_target.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
+#include "runner/host_target.h"
+#include "runner/output_check.h"
 #include "sampler/beam_search.h"
 #include "sampler/cost_model.h"
-#include "sampler/output_check.h"
 #include "sampler/search_options.h"
 #include "tests/support/commands.h"
 
@@ -33,7 +33,7 @@ namespace {
 using testing::kSmallConfig;
 namespace fs = std::filesystem;
 
-const Halide::Target kTarget = schedforge::featurize::jit_target().with_feature(Halide::Target::StrictFloat);
+const Halide::Target kTarget = runner::jit_target().with_feature(Halide::Target::StrictFloat);
 
 gen::PipelineSpec small_pipeline(uint64_t seed) {
     return gen::synthesize_pipeline(gen::load_generator_config(kSmallConfig), seed);
@@ -83,7 +83,7 @@ TEST(PluginBuiltLibrary, ComputesTheReferenceOutput) {
     args.push_back(output.raw_buffer());
     ASSERT_EQ(random_pipeline_schedforge_argv(args.data()), 0);
     output.copy_to_host();
-    EXPECT_EQ(compare_buffers(compute_root_output(spec), output), "");
+    EXPECT_EQ(runner::compare_buffers(compute_root_output(spec), output), "");
 }
 
 TEST(PluginBuiltLibrary, ScheduleSourceReproducesTheSchedule) {
@@ -92,7 +92,7 @@ TEST(PluginBuiltLibrary, ScheduleSourceReproducesTheSchedule) {
     const gen::PipelineSpec spec = small_pipeline(SCHEDFORGE_PLUGIN_TEST_SEED);
     gen::BuiltPipeline built = gen::build_pipeline(spec);
     apply_schedule_random_pipeline_schedforge(built.pipeline, kTarget);
-    EXPECT_EQ(compare_buffers(compute_root_output(spec), built.run(kTarget)), "");
+    EXPECT_EQ(runner::compare_buffers(compute_root_output(spec), built.run(kTarget)), "");
 }
 
 // ---- loaded into this process ----
@@ -109,7 +109,7 @@ TEST_P(PluginInProcess, SchedulesRandomPipelinesCorrectly) {
     EXPECT_EQ(r.scheduler_name, "SchedForge");
     EXPECT_EQ(r.machine_params_string, kMachine.to_string());
     EXPECT_NE(r.schedule_source.find("pipeline.get_func("), std::string::npos) << r.schedule_source;
-    EXPECT_EQ(compare_buffers(compute_root_output(spec), built.run(kTarget)), "") << r.schedule_source;
+    EXPECT_EQ(runner::compare_buffers(compute_root_output(spec), built.run(kTarget)), "") << r.schedule_source;
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, PluginInProcess, ::testing::Range(100, 106));

@@ -6,15 +6,15 @@
 #include "common/rng.h"
 #include "featurize/apply.h"
 #include "featurize/cost_terms.h"
-#include "featurize/host_target.h"
 #include "featurize/loop_nest_text.h"
 #include "featurize/random_loop_nest.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
+#include "runner/host_target.h"
+#include "runner/output_check.h"
 #include "sampler/beam_search.h"
 #include "sampler/cost_model.h"
-#include "sampler/output_check.h"
 #include "sampler/search_options.h"
 #include "sampler/successors.h"
 
@@ -34,7 +34,12 @@ namespace sf = schedforge::featurize;
 const std::string kSmall = std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/small.yaml";
 const std::string kDefault = std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/generator/default.yaml";
 
-Halide::Target strict_target() { return schedforge::featurize::jit_target().with_feature(Halide::Target::StrictFloat); }
+Halide::Target strict_target() { return runner::jit_target().with_feature(Halide::Target::StrictFloat); }
+// For tests that search and featurize but run nothing: the same decisions on any host (the
+// host's vector width would change the tilings the search enumerates).
+Halide::Target avx512_target() {
+    return Halide::Target("x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41-strict_float");
+}
 
 SearchOptions options(int beam, int passes, double dropout = 1, uint64_t seed = 0) {
     SearchOptions o;
@@ -130,7 +135,7 @@ TEST_P(SearchedSchedules, MatchComputeRootAndObeyThePruningRules) {
         if (!checked.insert(source).second) continue;
         try {
             sf::apply(dag, r.nest);
-            EXPECT_EQ(compare_buffers(expected, built.run(target)), "") << source;
+            EXPECT_EQ(runner::compare_buffers(expected, built.run(target)), "") << source;
         } catch (const Halide::Error &e) {
             ADD_FAILURE() << e.what() << "\n" << source;
         }
@@ -315,7 +320,8 @@ TEST(BeamSearch, UnrolledShiftedTileRegression) {
     const SearchResult r = search(dag, o);
     expect_pruning_rules(dag, r, o);
     sf::apply(dag, r.nest);
-    EXPECT_EQ(compare_buffers(reference.run(target), built.run(target)), "") << sf::schedule_source(dag, r.nest);
+    EXPECT_EQ(runner::compare_buffers(reference.run(target), built.run(target)), "")
+        << sf::schedule_source(dag, r.nest);
 }
 
 TEST(BeamSearch, InputWrapperRegression) {
@@ -338,7 +344,8 @@ TEST(BeamSearch, InputWrapperRegression) {
         }
     }
     sf::apply(dag, r.nest);
-    EXPECT_EQ(compare_buffers(reference.run(target), built.run(target)), "") << sf::schedule_source(dag, r.nest);
+    EXPECT_EQ(runner::compare_buffers(reference.run(target), built.run(target)), "")
+        << sf::schedule_source(dag, r.nest);
 }
 
 // Coarse to fine: refining every run costs every child, in the same order, so the search is the
@@ -401,12 +408,16 @@ TEST(BeamSearch, DropoutSeedsGiveVariedSchedules) {
 }
 
 TEST(BeamSearch, MorePassesNeverCostMore) {
-    // The first pass of a 3-pass search is the 1-pass search (same depth, no dropout); later
-    // passes only add candidates, and the best over all passes is kept.
+    // The first pass of a 3-pass search is the 1-pass search with the structural-hash penalty
+    // (same depth, no dropout; a 1-pass search leaves the penalty off by default); later passes
+    // only add candidates, and the best over all passes is kept.
     const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::load_generator_config(kSmall), 3);
     gen::BuiltPipeline built = gen::build_pipeline(spec);
     const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
-    const SearchResult one_pass = search(dag, options(8, 1)), three = search(dag, options(8, 3));
+    SearchOptions first_pass = options(8, 1);
+    first_pass.single_pass_hash_penalty = true;
+    const SearchResult one_pass = search(dag, first_pass), three = search(dag, options(8, 3));
+    EXPECT_EQ(three.stats.pass_best_cost.front(), one_pass.cost);
     EXPECT_LE(three.cost, one_pass.cost);
     EXPECT_EQ(three.stats.pass_seconds.size(), 3u);
     EXPECT_GT(three.stats.cost_evaluations, one_pass.stats.cost_evaluations);
@@ -626,14 +637,14 @@ TEST(PruningRules, ExpandingFuncsInsideTilesFitTheLimit) {
         SearchOptions o = options(1, 1);
         o.pruning.max_inner_realization_bytes = limit;
         o.pruning.expanding_at_root = at_root;
-        const SuccessorGenerator generator(dag, strict_target(), o);
+        const SuccessorGenerator generator(dag, avx512_target(), o);
         Counts c;
         for (const sf::LoopNest &child :
              children_at(dag, generator, decision_of(generator, node, 0), [&](const sf::LoopNest &n) {
                  return n.funcs[size_t(output)].stages[0].tiles.size() == 2 &&
                         (!n.scheduled(expanding) || n.funcs[size_t(expanding)].store.kind == sf::Site::At);
              })) {
-            for (const sf::StageFeatures &s : sf::compute_schedule_features(dag, child, strict_target())) {
+            for (const sf::StageFeatures &s : sf::compute_schedule_features(dag, child, avx512_target())) {
                 if (s.node != node || s.stage != 0) continue;
                 const sf::Site::Kind kind = child.funcs[size_t(node)].store.kind;
                 const bool large = s.features.bytes_at_realization > kLimit;

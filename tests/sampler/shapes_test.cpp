@@ -3,8 +3,8 @@
 // as a Generator would load it (Halide::load_plugin, Pipeline::auto_schedule), compiled, run, and
 // compared with the same algorithm built again and scheduled all-compute_root. A refusal is a
 // failure: the plugin must schedule everything Halide's autoschedulers schedule.
-#include "featurize/host_target.h"
-#include "sampler/output_check.h"
+#include "runner/host_target.h"
+#include "runner/output_check.h"
 
 #include <Halide.h>
 #include <gtest/gtest.h>
@@ -83,7 +83,7 @@ void schedule_compute_root(const std::vector<Func> &outputs) {
 
 Halide::Realization run(const Shape &s) {
     Halide::Pipeline p(s.outputs);
-    const Halide::Target t = featurize::jit_target().with_feature(Halide::Target::StrictFloat);
+    const Halide::Target t = runner::jit_target().with_feature(Halide::Target::StrictFloat);
     return p.realize(s.extents, t);
 }
 
@@ -105,14 +105,15 @@ TEST_P(Shapes, ScheduledByThePluginMatchComputeRoot) {
 
     Shape scheduled = build();
     Halide::Pipeline p(scheduled.outputs);
-    const Halide::Target t = featurize::jit_target().with_feature(Halide::Target::StrictFloat);
+    const Halide::Target t = runner::jit_target().with_feature(Halide::Target::StrictFloat);
     Halide::AutoSchedulerResults results;
     ASSERT_NO_THROW(results = p.auto_schedule("SchedForge", t, Halide::MachineParams(2, 16 << 20, 40)));
     EXPECT_FALSE(results.schedule_source.empty());
     const Halide::Realization got = p.realize(scheduled.extents, t);
     ASSERT_EQ(got.size(), expected.size());
     for (size_t i = 0; i < got.size(); i++)
-        EXPECT_EQ(compare_buffers(got[i], expected[i]), "") << "output " << i << "\n" << results.schedule_source;
+        EXPECT_EQ(runner::compare_buffers(got[i], expected[i]), "") << "output " << i << "\n"
+                                                                    << results.schedule_source;
 }
 
 // ---- the shapes ----

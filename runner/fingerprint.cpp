@@ -1,0 +1,140 @@
+#include "runner/fingerprint.h"
+#include "runner/host_target.h"
+
+#include <Halide.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+
+namespace schedforge::runner {
+
+namespace {
+
+std::string read_text(const std::string &path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string trim(std::string s) {
+    s.erase(0, s.find_first_not_of(" \t\n"));
+    s.erase(s.find_last_not_of(" \t\n") + 1);
+    return s;
+}
+
+// "32K" -> 32768
+int64_t parse_size(const std::string &text) {
+    const std::string t = trim(text);
+    if (t.empty()) return 0;
+    int64_t v = std::atoll(t.c_str());
+    switch (t.back()) {
+    case 'K': return v << 10;
+    case 'M': return v << 20;
+    case 'G': return v << 30;
+    default: return v;
+    }
+}
+
+std::string run_command(const std::string &cmd) {
+    FILE *p = popen(("{ " + cmd + "; } 2>/dev/null").c_str(), "r");
+    if (!p) return "";
+    std::string out;
+    char buf[256];
+    while (fgets(buf, sizeof(buf), p)) out += buf;
+    pclose(p);
+    return trim(out);
+}
+
+} // namespace
+
+std::vector<std::pair<std::string, std::string>> HardwareFingerprint::fields() const {
+    std::vector<std::pair<std::string, std::string>> f = {
+        {"cpu_model", cpu_model},
+        {"physical_cores", std::to_string(physical_cores)},
+        {"logical_cpus", std::to_string(logical_cpus)},
+        {"memory_bytes", std::to_string(memory_bytes)},
+    };
+    for (const CacheInfo &c : caches) {
+        f.emplace_back("cache_L" + std::to_string(c.level) + "_" + c.type, std::to_string(c.size_bytes));
+    }
+    std::string isa;
+    for (const std::string &x : isa_features) isa += (isa.empty() ? "" : ",") + x;
+    f.emplace_back("isa_features", isa);
+    f.emplace_back("gpu_name", gpu_name);
+    f.emplace_back("gpu_driver", gpu_driver);
+    f.emplace_back("halide_version", halide_version);
+    f.emplace_back("target", target);
+    return f;
+}
+
+HardwareFingerprint fingerprint_this_machine() {
+    HardwareFingerprint fp;
+    std::istringstream cpuinfo(read_text("/proc/cpuinfo"));
+    std::string line, physical_id = "0";
+    std::set<std::pair<std::string, std::string>> cores;
+    std::set<std::string> flags;
+    while (std::getline(cpuinfo, line)) {
+        const size_t colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+        if (key == "model name" && fp.cpu_model.empty()) fp.cpu_model = value;
+        if (key == "physical id") physical_id = value;
+        if (key == "core id") cores.emplace(physical_id, value);
+        if (key == "flags" && flags.empty()) {
+            std::istringstream words(value);
+            for (std::string w; words >> w;) flags.insert(w);
+        }
+    }
+    fp.logical_cpus = int(sysconf(_SC_NPROCESSORS_ONLN));
+    fp.physical_cores = cores.empty() ? fp.logical_cpus : int(cores.size());
+    for (const char *isa : {"sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
+                            "avx512_vnni", "avx512_bf16", "amx_tile", "neon", "asimd", "sve"}) {
+        if (flags.count(isa)) fp.isa_features.push_back(isa);
+    }
+    namespace fs = std::filesystem;
+    const fs::path cache_dir = "/sys/devices/system/cpu/cpu0/cache";
+    std::error_code ec;
+    std::vector<fs::path> entries;
+    for (const auto &e : fs::directory_iterator(cache_dir, ec)) {
+        if (e.path().filename().string().rfind("index", 0) == 0) entries.push_back(e.path());
+    }
+    std::sort(entries.begin(), entries.end());
+    for (const fs::path &p : entries) {
+        CacheInfo c;
+        c.level = std::atoi(read_text((p / "level").string()).c_str());
+        c.type = trim(read_text((p / "type").string()));
+        c.size_bytes = parse_size(read_text((p / "size").string()));
+        fp.caches.push_back(c);
+    }
+    if (fp.caches.empty()) {
+        // Some containers hide sysfs' cache folders; glibc reads the sizes from CPUID instead.
+        const struct {
+            int level, name;
+            const char *type;
+        } levels[] = {{1, _SC_LEVEL1_DCACHE_SIZE, "Data"},
+                      {1, _SC_LEVEL1_ICACHE_SIZE, "Instruction"},
+                      {2, _SC_LEVEL2_CACHE_SIZE, "Unified"},
+                      {3, _SC_LEVEL3_CACHE_SIZE, "Unified"}};
+        for (const auto &l : levels) {
+            const long size = sysconf(l.name);
+            if (size > 0) fp.caches.push_back({l.level, l.type, int64_t(size)});
+        }
+    }
+    std::istringstream meminfo(read_text("/proc/meminfo"));
+    while (std::getline(meminfo, line)) {
+        if (line.rfind("MemTotal:", 0) == 0) fp.memory_bytes = std::atoll(line.substr(9).c_str()) * 1024;
+    }
+    fp.gpu_name = run_command("nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1");
+    fp.gpu_driver = run_command("nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1");
+    fp.halide_version = SCHEDFORGE_HALIDE_VERSION;
+    fp.target = runner::host_target().to_string();
+    return fp;
+}
+
+} // namespace schedforge::runner

@@ -1,0 +1,34 @@
+// HardwareFingerprint: what a timing was measured on, recorded beside every benchmark.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace schedforge::runner {
+
+struct CacheInfo {
+    int level = 0;
+    std::string type; // "Data", "Instruction", "Unified"
+    int64_t size_bytes = 0;
+};
+
+struct HardwareFingerprint {
+    std::string cpu_model;                 // /proc/cpuinfo "model name"
+    int physical_cores = 0;                // distinct (package, core) pairs
+    int logical_cpus = 0;                  // hardware threads online
+    std::vector<CacheInfo> caches;         // of cpu0, one entry per level and type
+    std::vector<std::string> isa_features; // the x86 SIMD flags that matter to codegen
+    int64_t memory_bytes = 0;              // MemTotal
+    std::string gpu_name, gpu_driver;      // empty where no NVIDIA GPU is visible
+    std::string halide_version;            // of the Halide this build links
+    std::string target;                    // Halide's host target string
+
+    // key = value lines, stable order, for logs and file attributes.
+    std::vector<std::pair<std::string, std::string>> fields() const;
+};
+
+HardwareFingerprint fingerprint_this_machine();
+
+} // namespace schedforge::runner

@@ -1,0 +1,366 @@
+// The benchmark runner survives bad jobs: each failure is reported with its reason and the job
+// after it still runs. Timing of a job of known duration is right; outputs are checked.
+#include "runner/benchmark_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <unistd.h>
+
+namespace schedforge::runner {
+namespace {
+
+using namespace Halide;
+
+BenchmarkJob make_job(const std::string &name, std::function<PreparedJob()> prepare) {
+    BenchmarkJob job;
+    job.name = name;
+    job.prepare = std::move(prepare);
+    return job;
+}
+
+// A small, fast, correct job: out(x) = x * 2 + offset.
+BenchmarkJob simple_job(const std::string &name, int offset = 0, bool tiled = false) {
+    return make_job(name, [=]() {
+        Func f("f");
+        Var x("x"), xo("xo"), xi("xi");
+        f(x) = x * 2 + offset;
+        if (tiled) f.split(x, xo, xi, 8).vectorize(xi);
+        return PreparedJob{Pipeline(f), Buffer<int>(1000)};
+    });
+}
+
+RunnerOptions fast_options() {
+    RunnerOptions o;
+    o.timing.min_samples = 3;
+    o.timing.max_seconds = 0.2;
+    o.run_timeout_seconds = 5;
+    o.compile_timeout_seconds = 60;
+    o.memory_limit_bytes = int64_t(2) << 30;
+    return o;
+}
+
+TEST(BenchmarkRunner, FailuresAreReportedWithReasonsAndTheNextJobRuns) {
+    std::vector<BenchmarkJob> jobs;
+    jobs.push_back(simple_job("ok_first"));
+    jobs.push_back(make_job("segfault", []() {
+        // Generated code reads through a bogus host pointer.
+        ImageParam in(UInt(8), 1, "in");
+        Buffer<uint8_t> bogus(reinterpret_cast<uint8_t *>(uintptr_t(16)), 1 << 20);
+        in.set(bogus);
+        Func f("f");
+        Var x("x");
+        f(x) = in(x) + 1;
+        return PreparedJob{Pipeline(f), Buffer<uint8_t>(1 << 20)};
+    }));
+    jobs.push_back(simple_job("ok_after_segfault"));
+    jobs.push_back(make_job("endless", []() {
+        // A recurrence over 2^60 iterations that no compiler can fold away.
+        Func f("f");
+        RDom r(0, 1 << 30, 0, 1 << 30);
+        f() = 1;
+        f() = f() * 3 + (r.x ^ r.y);
+        return PreparedJob{Pipeline(f), Buffer<int>::make_scalar()};
+    }));
+    jobs.push_back(simple_job("ok_after_timeout"));
+    jobs.push_back(make_job("memory_blowup", []() {
+        // Two ~1.97 GB intermediates (Halide caps one allocation below 2^31 bytes) under a
+        // 2 GiB address-space limit.
+        Func g("g"), h("h"), f("f");
+        Var x("x"), y("y");
+        g(x, y) = cast<float>(x + y);
+        h(x, y) = cast<float>(x - y);
+        RDom r(0, 16384, 0, 30000);
+        f() = 0.0f;
+        f() += g(r.x, r.y) + h(r.x, r.y);
+        g.compute_root();
+        h.compute_root();
+        return PreparedJob{Pipeline(f), Buffer<float>::make_scalar()};
+    }));
+    jobs.push_back(simple_job("ok_after_oom"));
+    jobs.push_back(make_job("rejected_schedule", []() {
+        Func f("f");
+        Var x("x"), z("z");
+        f(x) = x;
+        f.vectorize(z, 8); // z is not a dimension of f
+        return PreparedJob{Pipeline(f), Buffer<int>(16)};
+    }));
+    jobs.push_back(simple_job("ok_last"));
+
+    const std::vector<JobResult> results = run_jobs(jobs, fast_options());
+    ASSERT_EQ(results.size(), jobs.size());
+    auto expect = [&](size_t i, JobStatus status, const std::string &fragment) {
+        EXPECT_EQ(results[i].name, jobs[i].name);
+        EXPECT_EQ(status_name(results[i].status), std::string(status_name(status)))
+            << results[i].name << ": " << results[i].message;
+        EXPECT_NE(results[i].message.find(fragment), std::string::npos)
+            << results[i].name << ": " << results[i].message;
+    };
+    expect(0, JobStatus::Ok, "");
+    expect(1, JobStatus::Crash, "SIGSEGV");
+    expect(2, JobStatus::Ok, "");
+    expect(3, JobStatus::Timeout, "run timed out after 5 s");
+    expect(4, JobStatus::Ok, "");
+    expect(5, JobStatus::OutOfMemory, "Out of memory");
+    expect(6, JobStatus::Ok, "");
+    expect(7, JobStatus::CompileError, "could not find split dimension: z");
+    expect(8, JobStatus::Ok, "");
+    for (size_t i : {0, 2, 4, 6, 8}) {
+        EXPECT_GE(results[i].timing.samples.size(), 3u);
+        EXPECT_GT(results[i].compile_seconds, 0);
+        EXPECT_GT(results[i].prepare_seconds, 0); // building the pipeline takes some time
+        EXPECT_LE(results[i].timing.min_seconds, results[i].timing.median_seconds);
+    }
+}
+
+TEST(BenchmarkRunner, CompileTimeoutKillsTheWorker) {
+    RunnerOptions o = fast_options();
+    o.compile_timeout_seconds = 1;
+    std::vector<BenchmarkJob> jobs = {make_job("slow_prepare",
+                                               []() {
+                                                   ::sleep(30);
+                                                   return PreparedJob{};
+                                               }),
+                                      simple_job("ok")};
+    const std::vector<JobResult> results = run_jobs(jobs, o);
+    EXPECT_EQ(results[0].status, JobStatus::Timeout);
+    EXPECT_EQ(results[0].message, "compile timed out after 1 s");
+    EXPECT_EQ(results[1].status, JobStatus::Ok) << results[1].message;
+}
+
+extern "C" int schedforge_test_sleep_ms(int ms) {
+    ::usleep(useconds_t(ms) * 1000);
+    return ms;
+}
+
+TEST(BenchmarkRunner, TimingOfAKnownDurationIsAccurate) {
+    // An extern stage that sleeps 20 ms per run: min and median within a few ms of 20 ms.
+    std::vector<BenchmarkJob> jobs = {make_job("sleep_20ms", []() {
+        Func f("f");
+        f() = Internal::Call::make(Int(32), "schedforge_test_sleep_ms", {Expr(20)}, Internal::Call::Extern);
+        Pipeline p(f);
+        p.set_jit_externs({{"schedforge_test_sleep_ms", JITExtern(schedforge_test_sleep_ms)}});
+        return PreparedJob{p, Buffer<int>::make_scalar()};
+    })};
+    RunnerOptions o = fast_options();
+    o.timing.min_samples = 5;
+    o.timing.max_seconds = 1;
+    o.timing.threads = 1;
+    const JobResult r = run_jobs(jobs, o)[0];
+    ASSERT_EQ(r.status, JobStatus::Ok) << r.message;
+    EXPECT_GE(r.timing.samples.size(), 5u);
+    EXPECT_EQ(r.timing.threads, 1);
+    EXPECT_NEAR(r.timing.min_seconds, 0.020, 0.004);
+    EXPECT_NEAR(r.timing.median_seconds, 0.020, 0.006);
+}
+
+TEST(BenchmarkRunner, OutputsAreCheckedAgainstAReference) {
+    std::vector<BenchmarkJob> first = {simple_job("reference")};
+    first[0].return_output = true;
+    const JobResult ref = run_jobs(first, fast_options())[0];
+    ASSERT_EQ(ref.status, JobStatus::Ok) << ref.message;
+    ASSERT_TRUE(ref.output.has_value());
+    EXPECT_EQ(Buffer<int>(*ref.output)(7), 14);
+
+    std::vector<BenchmarkJob> jobs = {simple_job("same_algorithm_other_schedule", 0, /*tiled=*/true),
+                                      simple_job("different_algorithm", 1)};
+    for (BenchmarkJob &j : jobs) j.reference = ref.output;
+    const std::vector<JobResult> results = run_jobs(jobs, fast_options());
+    EXPECT_EQ(results[0].status, JobStatus::Ok) << results[0].message;
+    EXPECT_EQ(results[1].status, JobStatus::WrongOutput);
+    EXPECT_NE(results[1].message.find("1000 of 1000 values differ"), std::string::npos) << results[1].message;
+}
+
+TEST(BenchmarkRunner, ManyJobsInParallelKeepTheirOrder) {
+    std::vector<BenchmarkJob> jobs;
+    for (int i = 0; i < 6; i++) {
+        jobs.push_back(simple_job("job" + std::to_string(i), i));
+        jobs.back().return_output = true;
+    }
+    RunnerOptions o = fast_options();
+    o.parallel_compiles = 3;
+    const std::vector<JobResult> results = run_jobs(jobs, o);
+    for (int i = 0; i < 6; i++) {
+        ASSERT_EQ(results[size_t(i)].status, JobStatus::Ok) << results[size_t(i)].message;
+        EXPECT_EQ(results[size_t(i)].name, "job" + std::to_string(i));
+        EXPECT_EQ(Buffer<int>(*results[size_t(i)].output)(10), 20 + i);
+    }
+}
+
+TEST(BenchmarkRunner, BadOptionsAreUserErrors) {
+    RunnerOptions o;
+    o.timing.min_samples = 0;
+    EXPECT_THROW(validate(o), std::runtime_error);
+    o = RunnerOptions();
+    o.target = "not-a-target";
+    EXPECT_THROW(validate(o), std::runtime_error);
+    o = RunnerOptions();
+    o.run_timeout_seconds = 0;
+    EXPECT_THROW(validate(o), std::runtime_error);
+    o = RunnerOptions();
+    o.timing.min_sampling_seconds = -1;
+    EXPECT_THROW(validate(o), std::runtime_error);
+}
+
+// A job's payload reaches the parent even when the worker then crashes; a stop request cancels
+// the jobs not yet started while the started ones finish.
+TEST(BenchmarkRunner, PayloadsArriveEvenWhenTheJobThenCrashes) {
+    std::vector<BenchmarkJob> jobs;
+    for (int i = 0; i < 3; i++) {
+        BenchmarkJob job = simple_job("job" + std::to_string(i), i);
+        job.prepare = [inner = job.prepare, i]() {
+            PreparedJob p = inner();
+            p.payload = "payload " + std::to_string(i) + std::string(1, '\0') + "binary";
+            if (i == 1) p.before_compile = []() { std::raise(SIGSEGV); };
+            return p;
+        };
+        jobs.push_back(job);
+    }
+    const std::vector<JobResult> r = run_jobs(jobs, fast_options());
+    ASSERT_EQ(r.size(), 3u);
+    for (int i = 0; i < 3; i++) {
+        EXPECT_EQ(r[size_t(i)].payload, "payload " + std::to_string(i) + std::string(1, '\0') + "binary");
+    }
+    EXPECT_EQ(r[0].status, JobStatus::Ok);
+    EXPECT_EQ(r[1].status, JobStatus::Crash);
+    EXPECT_NE(r[1].message.find("SIGSEGV"), std::string::npos) << r[1].message;
+    EXPECT_EQ(r[2].status, JobStatus::Ok);
+    EXPECT_GT(r[0].benchmark_seconds, 0);
+}
+
+TEST(BenchmarkRunner, StopCancelsJobsNotYetStarted) {
+    std::vector<BenchmarkJob> jobs;
+    for (int i = 0; i < 6; i++) jobs.push_back(simple_job("job" + std::to_string(i), i));
+    RunnerOptions o = fast_options();
+    o.parallel_compiles = 1;
+    std::atomic<bool> stop{false};
+    int finished = 0;
+    const std::vector<JobResult> r = run_jobs(
+        jobs, o,
+        [&](size_t, JobResult &) {
+            if (++finished == 2) stop = true;
+        },
+        &stop);
+    EXPECT_EQ(finished, 2);
+    EXPECT_EQ(r[0].status, JobStatus::Ok);
+    EXPECT_EQ(r[1].status, JobStatus::Ok);
+    for (size_t i = 2; i < r.size(); i++) EXPECT_EQ(r[i].status, JobStatus::Cancelled) << i;
+}
+
+// Each run of a logged job appends its id to this file (the workers are forked from this
+// process, so they see the path).
+char run_log[256];
+
+extern "C" int schedforge_test_log_run(int id) {
+    if (FILE *f = std::fopen(run_log, "a")) {
+        std::fprintf(f, "%d\n", id);
+        std::fclose(f);
+    }
+    return id;
+}
+
+BenchmarkJob logged_job(int id) {
+    return make_job("logged" + std::to_string(id), [id]() {
+        Func f("f");
+        f() = Internal::Call::make(Int(32), "schedforge_test_log_run", {Expr(id)}, Internal::Call::Extern);
+        Pipeline p(f);
+        p.set_jit_externs({{"schedforge_test_log_run", JITExtern(schedforge_test_log_run)}});
+        return PreparedJob{p, Buffer<int>::make_scalar()};
+    });
+}
+
+// The job ids of the log's runs, with repeats of one id collapsed: the order of the turns.
+std::vector<int> turns() {
+    std::vector<int> order;
+    FILE *f = std::fopen(run_log, "r");
+    for (int id; f && std::fscanf(f, "%d", &id) == 1;) {
+        if (order.empty() || order.back() != id) order.push_back(id);
+    }
+    if (f) std::fclose(f);
+    return order;
+}
+
+// A group's jobs all compile, then take their timing rounds in turn; a job alone takes its own
+// rounds one after another; a failing member leaves the others their rounds.
+TEST(BenchmarkRunner, AGroupTakesItsTimingRoundsInTurn) {
+    std::snprintf(run_log, sizeof(run_log), "%s/schedforge_runs_%d.log", ::testing::TempDir().c_str(), int(getpid()));
+    std::remove(run_log);
+    std::vector<BenchmarkJob> jobs;
+    for (int id = 0; id < 3; id++) jobs.push_back(logged_job(id));
+    jobs.push_back(make_job("fails", []() -> PreparedJob { throw std::runtime_error("no such schedule"); }));
+    for (BenchmarkJob &j : jobs) j.group = 7;
+    jobs.push_back(logged_job(4)); // alone
+    RunnerOptions o = fast_options();
+    o.parallel_compiles = 2;
+    o.timing.rounds = 3;
+    o.timing.min_samples = o.timing.max_samples = 6; // two per round
+    o.timing.min_sampling_seconds = 0;
+    o.timing.warmup_runs = 0;
+    const std::vector<JobResult> r = run_jobs(jobs, o);
+    for (int i : {0, 1, 2, 4}) {
+        ASSERT_EQ(r[size_t(i)].status, JobStatus::Ok) << r[size_t(i)].message;
+        EXPECT_EQ(r[size_t(i)].timing.round_sizes.size(), 3u) << i;
+        EXPECT_EQ(r[size_t(i)].timing.samples.size(), 6u) << i;
+        EXPECT_GE(r[size_t(i)].timing.label_seconds, r[size_t(i)].timing.min_seconds);
+    }
+    EXPECT_EQ(r[3].status, JobStatus::CompileError);
+    // The job alone takes its rounds in one turn, before the group's or after them (it is timed
+    // first when it compiles before the group's last member: that compile is stopped meanwhile).
+    std::vector<int> order = turns();
+    const auto alone = std::find(order.begin(), order.end(), 4);
+    ASSERT_NE(alone, order.end());
+    EXPECT_TRUE(alone == order.begin() || alone + 1 == order.end());
+    order.erase(alone);
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 0, 1, 2, 0, 1, 2}));
+    std::remove(run_log);
+}
+
+// Exclusive timing stops compiles in flight instead of waiting for them: a job ready to be timed
+// is timed while another job is still preparing (that one is stopped meanwhile, and its seconds
+// count only the time it ran).
+TEST(BenchmarkRunner, AJobReadyToBeTimedStopsCompilesInsteadOfWaitingForThem) {
+    const std::string marker = ::testing::TempDir() + "/schedforge_prepared_" + std::to_string(getpid());
+    std::remove(marker.c_str());
+    std::vector<BenchmarkJob> jobs;
+    jobs.push_back(simple_job("quick"));
+    jobs.push_back(make_job("slow_search", [marker]() {
+        // Three seconds of CPU (time stopped does not count), then a mark that it got there.
+        timespec t{};
+        do {
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+        } while (t.tv_sec < 3);
+        std::fclose(std::fopen(marker.c_str(), "w"));
+        Func f("f");
+        Var x("x");
+        f(x) = x;
+        return PreparedJob{Pipeline(f), Buffer<int>(100)};
+    }));
+    RunnerOptions o = fast_options();
+    o.parallel_compiles = 2;
+    o.timing.min_sampling_seconds = o.timing.max_seconds = 1; // "quick" is timed for a second
+    o.timing.max_samples = 1 << 30;
+    bool quick_before_slow = false;
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<JobResult> r = run_jobs(jobs, o, [&](size_t job, JobResult &) {
+        if (job == 0) quick_before_slow = ::access(marker.c_str(), F_OK) != 0;
+    });
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::remove(marker.c_str());
+    ASSERT_EQ(r[0].status, JobStatus::Ok) << r[0].message;
+    ASSERT_EQ(r[1].status, JobStatus::Ok) << r[1].message;
+    EXPECT_TRUE(quick_before_slow) << "the quick job waited for the slow one's search";
+    EXPECT_GE(r[0].benchmark_seconds, 1.0);
+    // Its prepare and compile, the quick job's timing (while it was stopped) and its own timing
+    // fit in the run's wall time: the stopped time is not counted as its own.
+    EXPECT_GE(r[1].prepare_seconds, 2.9);
+    EXPECT_LE(r[1].prepare_seconds + r[1].compile_seconds + r[0].benchmark_seconds + r[1].benchmark_seconds,
+              wall + 0.5);
+}
+
+} // namespace
+} // namespace schedforge::runner
