@@ -98,7 +98,7 @@ HeldRecords read_existing(const std::string &path, const DatasetConfig &config) 
 // recheck leaves them unwritten, and --resume runs them again.
 class InOrderWriter {
 public:
-    InOrderWriter(ds::DatasetWriter &writer, const std::vector<PlannedPipeline> &plan, const std::vector<JobInfo> &jobs,
+    InOrderWriter(ds::RecordSink &writer, const std::vector<PlannedPipeline> &plan, const std::vector<JobInfo> &jobs,
                   const HeldRecords &existing, int64_t integer_tolerance, bool recheck_strict, GenerationStats &stats,
                   const GenerationProgress &on_sample)
         : writer_(writer), plan_(plan), jobs_(jobs), rows_(existing.pipeline_rows), tolerance_(integer_tolerance),
@@ -259,7 +259,7 @@ private:
         stats_.pipelines_written++;
     }
 
-    ds::DatasetWriter &writer_;
+    ds::RecordSink &writer_;
     const std::vector<PlannedPipeline> &plan_;
     const std::vector<JobInfo> &jobs_;
     std::map<uint64_t, uint64_t> rows_;
@@ -311,12 +311,25 @@ ds::FileInfo run_file_info(const runner::RunnerOptions &runner, const std::strin
 }
 
 GenerationStats generate_dataset(const DatasetConfig &config, const std::string &out_path, bool resume,
-                         const std::atomic<bool> *stop, const GenerationProgress &on_sample, const JobRunner &run) {
+                                 const std::atomic<bool> *stop, const GenerationProgress &on_sample,
+                                 const JobRunner &run) {
     const auto start = Clock::now();
-    GenerationStats stats;
     const HeldRecords existing = resume ? read_existing(out_path, config) : HeldRecords();
     std::unique_ptr<ds::DatasetWriter> writer =
         resume ? ds::DatasetWriter::reopen(out_path) : ds::DatasetWriter::create(out_path, dataset_file_info(config));
+    GenerationStats stats = generate_into(config, *writer, existing, stop, on_sample, run);
+    writer->close();
+    // Complete: no more appends, so the file can shed the space its record-by-record flushes left.
+    if (!stats.stopped) ds::compact_dataset(out_path);
+    stats.wall_seconds = seconds_since(start);
+    return stats;
+}
+
+GenerationStats generate_into(const DatasetConfig &config, datasets::RecordSink &sink, const HeldRecords &existing,
+                              const std::atomic<bool> *stop, const GenerationProgress &on_sample,
+                              const JobRunner &run) {
+    const auto start = Clock::now();
+    GenerationStats stats;
 
     // The plan: every pipeline and sample, minus what the file holds.
     std::vector<PlannedPipeline> plan;
@@ -389,14 +402,11 @@ GenerationStats generate_dataset(const DatasetConfig &config, const std::string 
 
     if (on_sample) on_sample(stats);
     const bool strict = Halide::Target(config.runner.target).has_feature(Halide::Target::StrictFloat);
-    InOrderWriter out(*writer, plan, infos, existing, config.runner.integer_tolerance, !strict, stats, on_sample);
+    InOrderWriter out(sink, plan, infos, existing, config.runner.integer_tolerance, !strict, stats, on_sample);
     run(
         jobs, config.runner, [&](size_t job, runner::JobResult &r) { out.done(job, r); }, stop);
     out.recheck(jobs, config.runner, stop, run);
-    writer->close();
     stats.stopped = stats.samples_present + stats.samples_written < stats.samples_planned;
-    // Complete: no more appends, so the file can shed the space its record-by-record flushes left.
-    if (!stats.stopped) ds::compact_dataset(out_path);
     stats.wall_seconds = seconds_since(start);
     return stats;
 }

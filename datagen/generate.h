@@ -21,8 +21,10 @@
 // the same pipelines, schedules and features, whatever the worker or thread count.
 #pragma once
 
-#include "datasets/schema.h"
 #include "datagen/config.h"
+#include "datagen/records.h"
+#include "datasets/schema.h"
+#include "datasets/writer.h"
 #include "runner/benchmark_runner.h"
 
 #include <array>
@@ -65,8 +67,16 @@ using JobRunner = std::function<std::vector<runner::JobResult>(
 // (datasets::compact_dataset). Returns what it did. Runtime failures of single
 // samples are recorded, never thrown.
 GenerationStats generate_dataset(const DatasetConfig &config, const std::string &out_path, bool resume,
-                         const std::atomic<bool> *stop = nullptr, const GenerationProgress &on_sample = {},
-                         const JobRunner &run = runner::run_jobs);
+                                 const std::atomic<bool> *stop = nullptr, const GenerationProgress &on_sample = {},
+                                 const JobRunner &run = runner::run_jobs);
+
+// The engine without the file: plans the run's samples that `held` lacks (what a resumed file
+// holds, records.h), runs their jobs with `run`, and hands the records to `sink` in order, each
+// schedule's pipeline_row the row `sink` gave its pipeline (a pipeline in `held` keeps its row).
+// generate_dataset is this with the dataset file as the sink.
+GenerationStats generate_into(const DatasetConfig &config, datasets::RecordSink &sink, const HeldRecords &held,
+                              const std::atomic<bool> *stop = nullptr, const GenerationProgress &on_sample = {},
+                              const JobRunner &run = runner::run_jobs);
 
 // The file attributes a run writes (versions, producer, hardware, protocol, config).
 datasets::FileInfo dataset_file_info(const DatasetConfig &config);

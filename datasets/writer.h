@@ -40,7 +40,18 @@ enum class WriteMode {
     Bulk,    // written at close only: compact; for files written via a partial file
 };
 
-class DatasetWriter {
+// Where records go as they are made: a dataset file (DatasetWriter), or whatever a caller hands
+// the dataset engine (datagen::generate_into; tests keep them in memory).
+class RecordSink {
+public:
+    virtual ~RecordSink() = default;
+    // Appends a pipeline; returns its row, which its schedules' pipeline_row name.
+    virtual uint64_t add_pipeline(const PipelineRecord &pipeline) = 0;
+    // Appends a schedule of a pipeline already added.
+    virtual void add_schedule(const ScheduleRecord &schedule) = 0;
+};
+
+class DatasetWriter : public RecordSink {
 public:
     // Creates `path` (which must not exist: UserError) with the given attributes.
     static std::unique_ptr<DatasetWriter> create(const std::string &path, const FileInfo &info,
@@ -50,12 +61,12 @@ public:
     // opened or is not a dataset of this schema version.
     static std::unique_ptr<DatasetWriter> reopen(const std::string &path);
 
-    ~DatasetWriter(); // closes (errors on close are lost: call close() to see them)
+    ~DatasetWriter() override; // closes (errors on close are lost: call close() to see them)
 
     // Appends a pipeline; returns its row. Its feature rows must be stages x the feature count.
-    uint64_t add_pipeline(const PipelineRecord &pipeline);
+    uint64_t add_pipeline(const PipelineRecord &pipeline) override;
     // Appends a schedule of an already added pipeline (row < num_pipelines()).
-    void add_schedule(const ScheduleRecord &schedule);
+    void add_schedule(const ScheduleRecord &schedule) override;
 
     uint64_t num_pipelines() const;
     uint64_t num_schedules() const;

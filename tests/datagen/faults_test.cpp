@@ -1,11 +1,12 @@
-// A run's robustness: samples made to fail on purpose after their search (a crash, a hang, an
-// out-of-memory, a compile error, a wrong output; tests/support/faults.h, which wraps the
-// benchmark runner) are recorded with their status and reason while the run goes on, and the
-// file they are in verifies.
-#include "datasets/reader.h"
-#include "datasets/verify.h"
+// The dataset engine with the runner and the sink passed in: samples made to fail on purpose
+// after their search (a crash, a hang, an out-of-memory, a compile error, a wrong output;
+// tests/support/faults.h, which wraps the benchmark runner) are recorded with their status and
+// reason while the run goes on, and the file they are in verifies; records go in order to any
+// sink, and what a sink already holds is not run again.
 #include "datagen/config.h"
 #include "datagen/generate.h"
+#include "datasets/reader.h"
+#include "datasets/verify.h"
 #include "tests/support/faults.h"
 #include "tests/support/process.h"
 
@@ -19,22 +20,40 @@ using namespace schedforge::testing;
 namespace ds = schedforge::datasets;
 namespace sh = schedforge::datagen;
 
+// Tiny pipelines, short searches and timings: a sample takes about a second.
+sh::DatasetConfig tiny_config(const fs::path &dir, int64_t pipelines, int64_t samples) {
+    fs::create_directories(dir);
+    return sh::parse_dataset_config("version: 1\ngenerator: " + kSmallConfig +
+                                        "\npipelines: " + std::to_string(pipelines) +
+                                        "\nschedules_per_pipeline: " + std::to_string(samples) +
+                                        "\nseed: 5\nbeam_sample: {beam_size: 4, passes: 2}\n"
+                                        "timing: {min_samples: 3, max_samples: 10, max_seconds: 0.05}\n"
+                                        "workers: {compile_timeout_s: 10, memory_limit_gb: 8}\n",
+                                    "test config", dir.string());
+}
+
+// Records kept in memory; rows from 100, to tell them from positions.
+struct MemorySink : ds::RecordSink {
+    std::vector<ds::PipelineRecord> pipelines;
+    std::vector<ds::ScheduleRecord> schedules;
+    uint64_t add_pipeline(const ds::PipelineRecord &p) override {
+        pipelines.push_back(p);
+        return 100 + pipelines.size() - 1;
+    }
+    void add_schedule(const ds::ScheduleRecord &s) override { schedules.push_back(s); }
+};
+
 TEST(GenerateDataset, InjectedFailuresAreRecordedAndTheRunGoesOn) {
     const fs::path dir = scratch("datagen_faults");
-    fs::create_directories(dir);
-    const sh::DatasetConfig config = sh::parse_dataset_config(
-        "version: 1\ngenerator: " + kSmallConfig +
-            "\npipelines: 2\nschedules_per_pipeline: 4\nseed: 5\nbeam_sample: {beam_size: 4, passes: 2}\n"
-            "timing: {min_samples: 3, max_samples: 10, max_seconds: 0.05}\n"
-            "workers: {compile_timeout_s: 10, memory_limit_gb: 8}\n",
-        "faults test", dir.string());
+    const sh::DatasetConfig config = tiny_config(dir, 2, 4);
     const std::string out = (dir / "f.h5").string();
-    const sh::GenerationStats stats = sh::generate_dataset(config, out, false, nullptr, {},
-                                                   faulty_runner({{"pipeline 0 sample 0", FaultKind::Crash},
-                                                                  {"pipeline 0 sample 1", FaultKind::Hang},
-                                                                  {"pipeline 0 sample 2", FaultKind::OutOfMemory},
-                                                                  {"pipeline 0 sample 3", FaultKind::CompileError},
-                                                                  {"pipeline 1 sample 2", FaultKind::WrongOutput}}));
+    const sh::GenerationStats stats =
+        sh::generate_dataset(config, out, false, nullptr, {},
+                             faulty_runner({{"pipeline 0 sample 0", FaultKind::Crash},
+                                            {"pipeline 0 sample 1", FaultKind::Hang},
+                                            {"pipeline 0 sample 2", FaultKind::OutOfMemory},
+                                            {"pipeline 0 sample 3", FaultKind::CompileError},
+                                            {"pipeline 1 sample 2", FaultKind::WrongOutput}}));
     EXPECT_EQ(stats.samples_written, 8);
     EXPECT_FALSE(stats.stopped);
     const auto reader = ds::DatasetReader::open(out);
@@ -68,6 +87,33 @@ TEST(GenerateDataset, InjectedFailuresAreRecordedAndTheRunGoesOn) {
     EXPECT_TRUE(v.ok()) << v.problems.front();
     // Nothing of the faults reaches the file's config.
     EXPECT_EQ(reader->info().config.find("\nfaults:"), std::string::npos) << reader->info().config;
+}
+
+TEST(GenerateDataset, RecordsGoToAnySinkInOrderAndHeldSamplesAreNotRunAgain) {
+    const sh::DatasetConfig config = tiny_config(scratch("datagen_sink"), 2, 2);
+    MemorySink sink;
+    const sh::GenerationStats stats = sh::generate_into(config, sink, {});
+    EXPECT_EQ(stats.samples_written, 4);
+    ASSERT_EQ(sink.pipelines.size(), 2u);
+    ASSERT_EQ(sink.schedules.size(), 4u);
+    for (size_t i = 0; i < 4; i++) {
+        EXPECT_EQ(sink.schedules[i].pipeline_row, 100 + i / 2) << i;
+        EXPECT_EQ(sink.schedules[i].sample, i % 2) << i;
+        EXPECT_EQ(sink.schedules[i].status, ds::Status::Ok) << sink.schedules[i].message;
+    }
+    // A sink that holds pipeline 0's samples (at its row 7) gets only pipeline 1's.
+    sh::HeldRecords held;
+    const uint64_t first = sink.pipelines[0].id;
+    held.pipeline_rows[first] = 7;
+    held.samples = {{first, 0}, {first, 1}};
+    MemorySink rest;
+    const sh::GenerationStats more = sh::generate_into(config, rest, held);
+    EXPECT_EQ(more.samples_present, 2);
+    ASSERT_EQ(rest.pipelines.size(), 1u);
+    EXPECT_EQ(rest.pipelines[0].id, sink.pipelines[1].id);
+    ASSERT_EQ(rest.schedules.size(), 2u);
+    EXPECT_EQ(rest.schedules[0].pipeline_row, 100u);
+    EXPECT_EQ(rest.schedules[1].source, sink.schedules[3].source); // the same search, run again
 }
 
 } // namespace
