@@ -24,6 +24,8 @@ inline constexpr const char *kSchedules = "schedules";
 inline constexpr const char *kScheduleFeatures = "schedule_features";
 inline constexpr const char *kScheduleText = "schedule_text";
 inline constexpr const char *kTimings = "timings";
+// The attribute a virtual merge lists its shards in (virtual_merge.h).
+inline constexpr const char *kVirtualSources = "virtual_sources";
 
 // One row of /pipelines (memory layout; the file type is the same fields, packed).
 struct PipelineRow {

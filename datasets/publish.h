@@ -22,7 +22,7 @@ struct PublishedFile {
     std::string name; // file name inside the folder
     FileInfo info;
     DatasetSummary summary;
-    uint64_t bytes_before = 0; // before compaction (equal to summary.file_bytes when none was needed)
+    uint64_t bytes_before = 0;               // before compaction (equal to summary.file_bytes when none was needed)
     std::vector<std::string> virtual_shards; // a virtual merge (virtual_merge.h): the files it maps
 };
 

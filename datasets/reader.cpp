@@ -51,8 +51,10 @@ std::unique_ptr<DatasetReader> DatasetReader::open(const std::string &path) {
                         std::to_string(kSchemaVersion));
     }
     // A virtual merge's missing shard would read as zeros: refused here (verify compares digests).
-    const std::vector<std::string> shards = check_virtual_sources(path, virtual_sources(path), false);
-    if (!shards.empty()) throw UserError(path + ": " + shards.front());
+    if (layout::has_attribute(f, layout::kVirtualSources)) { // only then open it again to read them
+        const std::vector<std::string> shards = check_virtual_sources(path, virtual_sources(path), false);
+        if (!shards.empty()) throw UserError(path + ": " + shards.front());
+    }
     const h5::Handle pipelines = layout::open_array(f, path, layout::kPipelines);
     const h5::Handle schedules = layout::open_array(f, path, layout::kSchedules);
     m->pipeline_features = layout::open_array(f, path, layout::kPipelineFeatures);

@@ -6,6 +6,7 @@
 #include "datasets/reader.h"
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -16,8 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char *kVirtualSources = "virtual_sources";
-
 // One of the five arrays a virtual merge maps: its file type, columns (0: 1-D), and where each
 // shard's used part begins in the concatenation.
 struct MappedArray {
@@ -27,20 +26,20 @@ struct MappedArray {
     std::vector<uint64_t> base; // per input, then the total
 };
 
-// Rows of `name` that `input`'s records use: the largest end offset pointing into it. Rows are
-// written in order, so this is the used prefix; anything past it (a killed writer's last,
-// unfinished record) is left out of the mapping.
-uint64_t used_rows(const std::vector<layout::PipelineRow> &p, const std::vector<layout::ScheduleRow> &s,
-                   const std::string &name) {
-    uint64_t end = 0;
+// How much of each of the five arrays (in MappedArray order) `input`'s records use: the largest
+// end offset pointing into it. Rows are written in order, so this is the used prefix; anything
+// past it (a killed writer's last, unfinished record) is left out of the mapping.
+std::array<uint64_t, 5> used_rows(const std::vector<layout::PipelineRow> &p,
+                                  const std::vector<layout::ScheduleRow> &s) {
+    std::array<uint64_t, 5> end{};
     for (const layout::PipelineRow &r : p) {
-        if (name == layout::kPipelineFeatures) end = std::max(end, r.features_end);
-        if (name == layout::kPipelineText) end = std::max({end, r.spec_end, r.stages_end});
+        end[0] = std::max(end[0], r.features_end);
+        end[1] = std::max({end[1], r.spec_end, r.stages_end});
     }
     for (const layout::ScheduleRow &r : s) {
-        if (name == layout::kScheduleFeatures) end = std::max(end, r.features_end);
-        if (name == layout::kScheduleText) end = std::max({end, r.source_end, r.message_end, r.nest_end});
-        if (name == layout::kTimings) end = std::max(end, r.timings_end);
+        end[2] = std::max(end[2], r.features_end);
+        end[3] = std::max({end[3], r.source_end, r.message_end, r.nest_end});
+        end[4] = std::max(end[4], r.timings_end);
     }
     return end;
 }
@@ -107,6 +106,7 @@ MergeReport merge_virtual(const std::vector<std::string> &inputs, const std::str
 
     const h5::Handle ptype = layout::pipeline_row_type(false), stype = layout::schedule_row_type(false);
     std::vector<MappedArray> arrays = {
+        // the order used_rows() reports them in
         {layout::kPipelineFeatures, H5T_IEEE_F32LE, info.pipeline_feature_names.size(), {0}},
         {layout::kPipelineText, H5T_STD_U8LE, 0, {0}},
         {layout::kScheduleFeatures, H5T_IEEE_F32LE, info.schedule_feature_names.size(), {0}},
@@ -124,8 +124,10 @@ MergeReport merge_virtual(const std::vector<std::string> &inputs, const std::str
         const auto s = layout::read_table<layout::ScheduleRow>(file.get(), layout::kSchedules, stype.get());
         const uint64_t pf = arrays[0].base[i], pt = arrays[1].base[i], sf = arrays[2].base[i], st = arrays[3].base[i],
                        tm = arrays[4].base[i];
-        for (MappedArray &a : arrays) {
-            const uint64_t used = used_rows(p, s, a.name);
+        const std::array<uint64_t, 5> used_by_input = used_rows(p, s);
+        for (size_t k = 0; k < arrays.size(); k++) {
+            MappedArray &a = arrays[k];
+            const uint64_t used = used_by_input[k];
             const h5::Handle d = layout::open_array(file.get(), inputs[i], a.name);
             if (used > layout::rows(d.get())) {
                 throw UserError("merge --virtual: " + inputs[i] + ": its records point past the end of " + a.name +
@@ -172,7 +174,7 @@ MergeReport merge_virtual(const std::vector<std::string> &inputs, const std::str
             h5::file(H5Fcreate(partial.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), "create dataset file");
         const hid_t f = file.get();
         layout::write_file_info(f, info);
-        layout::write_attribute(f, kVirtualSources, source_lines);
+        layout::write_attribute(f, layout::kVirtualSources, source_lines);
         const h5::Handle prow = layout::pipeline_row_type(true), srow = layout::schedule_row_type(true);
         const h5::Handle ptable = layout::create_array(f, layout::kPipelines, prow.get(), 0, 512);
         layout::append(ptable.get(), ptype.get(), pipelines.data(), pipelines.size(), 0);
@@ -188,10 +190,10 @@ MergeReport merge_virtual(const std::vector<std::string> &inputs, const std::str
 
 std::vector<VirtualSource> virtual_sources(const std::string &path) {
     const h5::Handle file = layout::open_for_reading(path);
-    if (!layout::has_attribute(file.get(), kVirtualSources)) return {};
+    if (!layout::has_attribute(file.get(), layout::kVirtualSources)) return {};
     std::vector<VirtualSource> sources;
     try {
-        for (const std::string &line : layout::read_strings_attribute(file.get(), kVirtualSources)) {
+        for (const std::string &line : layout::read_strings_attribute(file.get(), layout::kVirtualSources)) {
             const size_t a = line.find(' '), b = a == std::string::npos ? a : line.find(' ', a + 1);
             if (b == std::string::npos) throw UserError("a line without digest, size and path");
             VirtualSource s;

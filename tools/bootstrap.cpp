@@ -18,9 +18,9 @@
 // it stopped when the same command is run again (with a larger --rounds to add rounds): a
 // finished step is skipped, an unfinished dataset is resumed, unfinished training is redone.
 // Other settings than --rounds are refused for an existing DIR.
+#include "datagen/config.h"
 #include "datasets/operations.h"
 #include "datasets/reader.h"
-#include "datagen/config.h"
 #include "sampler/search_options.h"
 #include "tools/app_list.h"
 #include "tools/cli.h"

@@ -26,14 +26,14 @@
 //
 // Exit codes: 0 fine, 1 verify found problems (or a runtime failure), 2 user error, 130 retime
 // stopped by Ctrl-C.
+#include "datagen/config.h"
+#include "datagen/refeaturize.h"
+#include "datagen/retime.h"
 #include "datasets/operations.h"
 #include "datasets/publish.h"
 #include "datasets/reader.h"
 #include "datasets/verify.h"
 #include "datasets/virtual_merge.h"
-#include "datagen/config.h"
-#include "datagen/refeaturize.h"
-#include "datagen/retime.h"
 #include "tools/cli.h"
 #include "tools/files.h"
 #include "tools/interrupt.h"

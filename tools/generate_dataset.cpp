@@ -11,10 +11,10 @@
 // stopped or killed run with neither duplicates nor gaps. Exit codes: 0 done, 1 runtime failure, 2 user error,
 // 130 stopped by Ctrl-C.
 #include "common/errors.h"
-#include "datasets/schema.h"
 #include "datagen/config.h"
 #include "datagen/generate.h"
 #include "datagen/shard.h"
+#include "datasets/schema.h"
 #include "sampler/cost_model.h"
 #include "tools/cli.h"
 #include "tools/interrupt.h"
@@ -147,13 +147,14 @@ int main(int argc, char **argv) {
             "continues)\n");
         if (!config.shard.whole()) std::cout << "shard " << config.shard.text() << " of the run: " << out_path << "\n";
         std::optional<schedforge::tools::ProgressBar> bar;
-        const sh::GenerationStats stats = sh::generate_dataset(config, out_path, resume, stop, [&](const sh::GenerationStats &s) {
-            if (!bar) { // the first call: the plan is made
-                bar.emplace("samples", s.samples_planned - s.samples_present, /*per_hour=*/true);
-                return;
-            }
-            bar->step(failures_note(s));
-        });
+        const sh::GenerationStats stats =
+            sh::generate_dataset(config, out_path, resume, stop, [&](const sh::GenerationStats &s) {
+                if (!bar) { // the first call: the plan is made
+                    bar.emplace("samples", s.samples_planned - s.samples_present, /*per_hour=*/true);
+                    return;
+                }
+                bar->step(failures_note(s));
+            });
         if (bar) bar->finish();
         print_summary(stats, out_path);
         if (stats.stopped) {
