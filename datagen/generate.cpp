@@ -16,6 +16,7 @@
 #include "generator/synthesize.h"
 #include "runner/fingerprint.h"
 #include "runner/output_check.h"
+#include "runner/system_allocator.h"
 #include "sampler/schedule_pipeline.h"
 
 #include <Halide.h>
@@ -304,7 +305,8 @@ ds::FileInfo run_file_info(const runner::RunnerOptions &runner, const std::strin
         "\nlabel = " + (t.rounds > 1 ? "median of the rounds' minima" : "min") +
         "\nexclusive_benchmark = " + (runner.exclusive_benchmark ? "true" : "false") +
         "\nprocesses_on_machine = " + std::to_string(runner.processes_on_machine) +
-        "\nmachine_lock = " + (runner.machine_lock.empty() ? "none" : runner.machine_lock) + "\n";
+        "\nmachine_lock = " + (runner.machine_lock.empty() ? "none" : runner.machine_lock) +
+        "\ntimed_malloc = " + runner::system_allocator() + "\nprocess_malloc = " + runner::process_allocator() + "\n";
     info.config = config_text;
     info.created = ds::utc_timestamp();
     return info;

@@ -2,6 +2,7 @@
 #include "featurize/codegen_guard.h"
 #include "runner/host_target.h"
 #include "runner/machine_lock.h"
+#include "runner/system_allocator.h"
 
 #include "common/errors.h"
 #include "common/wire.h"
@@ -111,6 +112,13 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
 
 // ---- the worker ---------------------------------------------------------------------------------
 
+// Timed code allocates as it would in a user's program, from glibc's heap (system_allocator.h).
+void use_system_allocator(Halide::Pipeline &p) {
+    Halide::JITHandlers &h = p.jit_handlers();
+    h.custom_malloc = [](Halide::JITUserContext *, size_t bytes) { return system_malloc(bytes); };
+    h.custom_free = [](Halide::JITUserContext *, void *q) { system_free(q); };
+}
+
 [[noreturn]] void worker_main(const BenchmarkJob &job, const RunnerOptions &options, int result_fd, int go_fd,
                               pid_t parent) {
     std::signal(SIGINT, SIG_IGN); // the parent decides what Ctrl-C means
@@ -145,6 +153,7 @@ int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency()
         if (prepared.before_compile) prepared.before_compile();
         const Halide::Target target = runner::runnable_here(Halide::Target(options.target));
         featurize::guard_codegen(prepared.pipeline); // every scheduler's pipelines, not only ours
+        use_system_allocator(prepared.pipeline);
         prepared.pipeline.compile_jit(target);
         compiled = true;
         ByteWriter c;
