@@ -146,7 +146,6 @@ void use_system_allocator(Halide::Pipeline &p) {
         send(result_fd, 'E', w.bytes());
     };
     try {
-        const auto start = Clock::now();
         PreparedJob prepared = job.prepare();
         const auto t0 = Clock::now();
         send(result_fd, 'P', prepared.payload);
@@ -156,9 +155,11 @@ void use_system_allocator(Halide::Pipeline &p) {
         use_system_allocator(prepared.pipeline);
         prepared.pipeline.compile_jit(target);
         compiled = true;
+        // When prepare and compile ended, on the machine's monotonic clock: the parent takes the
+        // stops it made off each phase by their times, not by which messages it had read.
         ByteWriter c;
-        c.put<double>(std::chrono::duration<double>(t0 - start).count());
-        c.put<double>(std::chrono::duration<double>(Clock::now() - t0).count());
+        c.put<int64_t>(t0.time_since_epoch().count());
+        c.put<int64_t>(Clock::now().time_since_epoch().count());
         send(result_fd, 'C', c.bytes());
         const int rounds = std::max(options.timing.rounds, 1);
         TimingProtocol protocol = rounds > 1 ? round_protocol(options.timing) : options.timing;
@@ -220,12 +221,11 @@ struct Worker {
     Clock::time_point deadline;
     std::string inbox; // bytes received, not yet parsed
     bool finished = false;
-    // Stopped (SIGSTOP) while another job is timed, since when, and for how long in all before
-    // and after its payload arrived (taken off its prepare and compile seconds).
+    // When it was forked; whether it is stopped (SIGSTOP) while another job is timed, since when,
+    // and the stops it had (taken off its prepare and compile seconds by their times).
     bool paused = false;
-    bool payload_seen = false;
-    Clock::time_point paused_since;
-    double paused_seconds[2] = {0, 0};
+    Clock::time_point forked, paused_since;
+    std::vector<std::pair<Clock::time_point, Clock::time_point>> pauses;
 };
 
 std::string signal_text(int sig) {
@@ -317,6 +317,7 @@ private:
         int result_pipe[2], go_pipe[2];
         if (pipe(result_pipe) != 0 || pipe(go_pipe) != 0) throw std::runtime_error("pipe failed");
         std::fflush(nullptr); // don't duplicate buffered output into the child
+        const auto forked = Clock::now();
         const pid_t pid = fork();
         if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
         if (pid == 0) {
@@ -333,6 +334,7 @@ private:
         w.pid = pid;
         w.result_fd = result_pipe[0];
         w.go_fd = go_pipe[1];
+        w.forked = forked;
         w.deadline = Clock::now() + seconds(options_.compile_timeout_seconds);
         workers_.push_back(std::move(w));
     }
@@ -358,12 +360,23 @@ private:
         }
     }
 
+    // Seconds of [from, to] the worker ran: less the stops that fell in it (a worker's clock
+    // readings lie outside its stops, up to the moment SIGCONT takes to land).
+    static double running_seconds(const Worker &w, Clock::time_point from, Clock::time_point to) {
+        Clock::duration d = to - from;
+        for (const auto &[since, until] : w.pauses) {
+            const auto a = std::max(since, from), b = std::min(until, to);
+            if (a < b) d -= b - a;
+        }
+        return std::max(0.0, std::chrono::duration<double>(d).count());
+    }
+
     void continue_worker(Worker &w) {
         if (!w.paused) return;
         ::kill(w.pid, SIGCONT);
         const auto paused = Clock::now() - w.paused_since;
         w.deadline += paused; // its compile timeout counts only the time it ran
-        w.paused_seconds[w.payload_seen ? 1 : 0] += std::chrono::duration<double>(paused).count();
+        w.pauses.emplace_back(w.paused_since, w.paused_since + paused);
         w.paused = false;
     }
 
@@ -445,11 +458,12 @@ private:
             JobResult &res = results_[w.job];
             if (tag == 'P') {
                 res.payload = payload;
-                w.payload_seen = true;
             } else if (tag == 'C') {
                 continue_worker(w); // compiled before it was stopped: it waits for its turn
-                res.prepare_seconds = std::max(0.0, r.get<double>() - w.paused_seconds[0]);
-                res.compile_seconds = std::max(0.0, r.get<double>() - w.paused_seconds[1]);
+                const Clock::time_point prepared{Clock::duration(r.get<int64_t>())},
+                    compiled{Clock::duration(r.get<int64_t>())};
+                res.prepare_seconds = running_seconds(w, w.forked, prepared);
+                res.compile_seconds = running_seconds(w, prepared, compiled);
                 w.phase = Phase::WaitingToRun;
             } else if (tag == 'S') {
                 w.rounds_done++;

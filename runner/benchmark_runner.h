@@ -69,7 +69,7 @@ struct JobResult {
     std::string name;
     JobStatus status = JobStatus::Crash;
     std::string message;          // why it failed; when ok, empty or a note on its timing (contention)
-    double prepare_seconds = 0;   // prepare(): building and scheduling (an autoscheduler's search)
+    double prepare_seconds = 0;   // the worker's start and prepare(): building and scheduling (a search)
     double compile_seconds = 0;   // JIT compilation
     double benchmark_seconds = 0; // the whole timing protocol, warm-up included
     std::string payload;          // PreparedJob::payload (empty if prepare() did not return)
