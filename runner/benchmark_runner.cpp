@@ -374,9 +374,9 @@ private:
     void continue_worker(Worker &w) {
         if (!w.paused) return;
         ::kill(w.pid, SIGCONT);
-        const auto paused = Clock::now() - w.paused_since;
-        w.deadline += paused; // its compile timeout counts only the time it ran
-        w.pauses.emplace_back(w.paused_since, w.paused_since + paused);
+        const auto now = Clock::now();
+        w.deadline += now - w.paused_since; // its compile timeout counts only the time it ran
+        w.pauses.emplace_back(w.paused_since, now);
         w.paused = false;
     }
 
