@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <optional>
 #include <poll.h>
+#include <sched.h>
 #include <set>
 #include <string>
 #include <sys/prctl.h>
@@ -110,6 +111,26 @@ Halide::Buffer<> get_buffer(ByteReader &r) {
 
 int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency())); }
 
+// CPUs this process may run on: its affinity mask, which a launcher may have narrowed (Open MPI
+// binds each of two ranks to a core of its own; `taskset`).
+int allowed_cpus() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return host_threads();
+    return std::max(1, CPU_COUNT(&set));
+}
+
+// Lets this process run on every CPU of the machine that its cgroup permits (the kernel drops
+// the rest of the mask) and returns how many that is. Under the machine lock a timed job has
+// the machine to itself, as in a one-process run; left bound to its rank's core, it ran its
+// threads on one core: two Open MPI ranks labelled schedules 1.8x slower than one process.
+int widen_to_machine() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof set, &set); // on failure the narrower mask stays: counted below
+    return allowed_cpus();
+}
+
 // ---- the worker ---------------------------------------------------------------------------------
 
 // Timed code allocates as it would in a user's program, from glibc's heap (system_allocator.h).
@@ -136,7 +157,9 @@ void use_system_allocator(Halide::Pipeline &p) {
         const rlimit limit{rlim_t(options.memory_limit_bytes), rlim_t(options.memory_limit_bytes)};
         setrlimit(RLIMIT_AS, &limit);
     }
-    const int threads = options.timing.threads > 0 ? options.timing.threads : host_threads();
+    // Before the Halide runtime starts its thread pool, whose threads inherit the mask.
+    const int cpus = options.machine_lock.empty() ? allowed_cpus() : widen_to_machine();
+    const int threads = options.timing.threads > 0 ? options.timing.threads : cpus;
     setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/1);
     bool compiled = false;
     auto fail = [&](JobStatus status, const std::string &message) {
@@ -243,8 +266,11 @@ public:
             results_[i].status = JobStatus::Cancelled;
             results_[i].message = "not started: stopped";
         }
+        // Workers under the machine lock run on the whole machine (worker_main), the others where
+        // this process may.
+        const int cpus = options.machine_lock.empty() ? allowed_cpus() : host_threads();
         max_compiling_ = options.parallel_compiles > 0 ? options.parallel_compiles
-                                                       : std::max(1, host_threads() / options.processes_on_machine);
+                                                       : std::max(1, cpus / options.processes_on_machine);
         if (!options.machine_lock.empty()) lock_.emplace(options.machine_lock);
         group_start_.resize(jobs.size());
         group_end_.resize(jobs.size());

@@ -78,13 +78,14 @@ struct JobResult {
 };
 
 struct RunnerOptions {
-    int parallel_compiles = 0;       // concurrent workers compiling; 0: one per core
+    int parallel_compiles = 0;       // concurrent workers compiling; 0: one per core it may use
     bool exclusive_benchmark = true; // no compile runs while a job is timed (they are stopped)
     // Processes of one run that share this machine (MPI ranks): with parallel_compiles 0, each
     // compiles on its share of the cores.
     int processes_on_machine = 1;
     // Where processes sharing this machine take turns to time (runner/machine_lock.h: no job is
     // timed while another process compiles or times); empty: none. Needs exclusive_benchmark.
+    // Its workers run on every CPU of the machine, whatever core a launcher bound the process to.
     std::string machine_lock;
     double compile_timeout_seconds = 600;
     double run_timeout_seconds = 60;                // for the whole timing protocol of one job

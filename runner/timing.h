@@ -38,7 +38,7 @@ struct TimingProtocol {
     double accuracy = 0.02;             // relative spread among the fastest min_samples samples
     double max_seconds = 2.0;           // stop sampling after this much time (at least min_samples taken)
     double min_sampling_seconds = 0.05; // and not before this much time, however stable (0: off)
-    int threads = 0;                    // Halide runtime threads; 0: all cores
+    int threads = 0;                    // Halide runtime threads; 0: the CPUs the worker may use
     double max_cpu_wait = 0.1;          // share of a sample's thread time spent waiting for a CPU; 0: off
     double contended_seconds = 10.0;    // how long to keep retaking contended samples
     int rounds = 5;                     // slices the sampling is split into (above); 1: one window

@@ -2,6 +2,8 @@
 // after it still runs. Timing of a job of known duration is right; outputs are checked.
 #include "runner/benchmark_runner.h"
 
+#include "tests/support/process.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +12,8 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
+#include <sched.h>
 #include <unistd.h>
 
 namespace schedforge::runner {
@@ -323,6 +327,43 @@ TEST(BenchmarkRunner, AGroupTakesItsTimingRoundsInTurn) {
 // Exclusive timing stops compiles in flight instead of waiting for them: a job ready to be timed
 // is timed while another job is still preparing (that one is stopped meanwhile, and its seconds
 // count only the time it ran).
+// A launcher may bind a rank to one core (Open MPI does when it starts two). Under the machine
+// lock, which gives a timed job the machine to itself, the job runs on every CPU with a thread
+// per CPU, as in a one-process run; without the lock, on the CPUs the process may use.
+TEST(BenchmarkRunner, UnderTheMachineLockJobsRunOnTheWholeMachineWhateverTheProcessIsBoundTo) {
+    cpu_set_t all;
+    ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+    if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "needs two CPUs";
+    int first = 0;
+    while (!CPU_ISSET(first, &all)) first++;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    const BenchmarkJob job = make_job("cpus", []() {
+        PreparedJob p = simple_job("").prepare();
+        cpu_set_t mine;
+        sched_getaffinity(0, sizeof mine, &mine);
+        p.payload = std::to_string(CPU_COUNT(&mine));
+        return p;
+    });
+    RunnerOptions locked = fast_options();
+    const std::filesystem::path dir = testing::scratch("runner_machine_lock");
+    std::filesystem::create_directories(dir);
+    locked.machine_lock = (dir / "timing.lock").string();
+
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0); // as mpirun binds a rank
+    const std::vector<JobResult> bound = run_jobs({job}, fast_options());
+    const std::vector<JobResult> shared = run_jobs({job}, locked);
+    ASSERT_EQ(sched_setaffinity(0, sizeof all, &all), 0);
+
+    ASSERT_EQ(bound[0].status, JobStatus::Ok) << bound[0].message;
+    EXPECT_EQ(bound[0].payload, "1");
+    EXPECT_EQ(bound[0].timing.threads, 1);
+    ASSERT_EQ(shared[0].status, JobStatus::Ok) << shared[0].message;
+    EXPECT_GE(std::stoi(shared[0].payload), CPU_COUNT(&all));
+    EXPECT_EQ(shared[0].timing.threads, std::stoi(shared[0].payload));
+}
+
 TEST(BenchmarkRunner, AJobReadyToBeTimedStopsCompilesInsteadOfWaitingForThem) {
     const std::string marker = ::testing::TempDir() + "/schedforge_prepared_" + std::to_string(getpid());
     std::remove(marker.c_str());
