@@ -102,7 +102,7 @@ void add_options(CLI::App &app, Options &o) {
     app.add_option("--weights", o.weights, "Learned cost model weights for SchedForgeLearned");
     app.add_option("--baseline", o.baseline, "Scheduler the speedups are relative to");
     app.add_option("--target", o.runner.target, "Halide target for compiling and timing");
-    app.add_option("--threads", o.runner.timing.threads, "Halide runtime threads (0: all cores)")
+    app.add_option("--threads", o.runner.timing.threads, "Halide runtime threads (0: one per CPU it may use)")
         ->check(CLI::NonNegativeNumber);
     app.add_option("--rounds", o.runner.timing.rounds,
                    "Timing rounds: an app's schedules take turns, round by round (the label is then the median of "

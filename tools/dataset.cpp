@@ -269,7 +269,7 @@ int main(int argc, char **argv) {
     retime_cmd->add_option("--out", out, "The retimed file (must not exist)")->required();
     retime_cmd->add_option("--config", config, "Dataset config whose timing and runner keys to use (default: defaults)")
         ->check(CLI::ExistingFile);
-    retime_cmd->add_option("--threads", threads, "Halide runtime threads while timing (0: all cores)")
+    retime_cmd->add_option("--threads", threads, "Halide runtime threads while timing (0: one per CPU it may use)")
         ->check(CLI::NonNegativeNumber);
     retime_cmd->add_flag("--resume", resume, "Continue OUT.partial, left by a stopped or killed retime");
     const std::set<std::string> commands{"info",   "verify",  "merge",       "compact", "split",

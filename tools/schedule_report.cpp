@@ -151,7 +151,7 @@ int main(int argc, char **argv) {
                    "Adams2019, Mullapudi2016)");
     app.add_option("--pairs", config.pairs, "Worst mis-ranked pairs to explain")->check(CLI::NonNegativeNumber);
     app.add_option("--target", config.runner.target, "Halide target for compiling and timing");
-    app.add_option("--threads", config.runner.timing.threads, "Halide runtime threads (0: all cores)")
+    app.add_option("--threads", config.runner.timing.threads, "Halide runtime threads (0: one per CPU it may use)")
         ->check(CLI::NonNegativeNumber);
     app.add_option("--compile-timeout", config.runner.compile_timeout_seconds, "Seconds per compile (incl. search)");
     app.add_option("--run-timeout", config.runner.run_timeout_seconds, "Seconds per benchmark");
