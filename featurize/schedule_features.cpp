@@ -62,6 +62,16 @@ JacobianEntry add(const JacobianEntry &a, const JacobianEntry &b) {
     return g == 0 ? Rational{0, 1} : Rational{r.num / g, r.den / g};
 }
 bool is_zero(const JacobianEntry &e) { return e && e->num == 0; }
+// Whether a call's coordinates move with the stage's loop `loop` (an unknown slope moves).
+bool moves_with(const Jacobian &j, size_t loop) {
+    return std::any_of(j.entries.begin(), j.entries.end(), [&](const auto &row) { return !is_zero(row[loop]); });
+}
+
+// Vector registers of the target: 32 with AVX-512 and on 64-bit ARM, 16 on other x86 targets.
+int vector_registers(const Halide::Target &t) {
+    if (t.arch != Halide::Target::X86) return 32;
+    return t.has_feature(Halide::Target::AVX512) ? 32 : 16;
+}
 
 // One load of a stage from a Func or image that is not inlined: how its coordinates move with
 // the stage's loops.
@@ -171,6 +181,11 @@ private:
     const Stage &stage(StageRef s) const { return dag_.nodes[size_t(s.node)].stages[size_t(s.stage)]; }
     const StageTiling &tiling(StageRef s) const { return nest_.funcs[size_t(s.node)].stages[size_t(s.stage)]; }
     double bpp(int node) const { return double(dag_.nodes[size_t(node)].bytes_per_point()); }
+    bool is_float(int node) const {
+        const std::vector<Halide::Type> &types = dag_.nodes[size_t(node)].types;
+        return std::any_of(types.begin(), types.end(), [](const Halide::Type &t) { return t.is_float(); });
+    }
+    double vector_register_bytes() const { return double(target_.natural_vector_size(Halide::UInt(8))); }
 
     // The producers `s` reads over `loop_bounds`, looking through inlined Funcs: per producer,
     // the union of the regions read.
@@ -339,7 +354,9 @@ private:
     void featurize(StageRef s, ScheduleFeatures &f);
     void load_features(StageRef s, const std::vector<Load> &stage_loads, ScheduleFeatures &f);
     double bytes_read_past_cache(StageRef s, size_t num_loads, const ScheduleFeatures &f);
-    double accumulator_bytes_spilled(StageRef s, const ScheduleFeatures &f);
+    double accumulator_bytes_spilled(StageRef s, const std::vector<Load> &stage_loads, const ScheduleFeatures &f);
+    bool accumulators_in_registers(StageRef s, const Region &block, int level, const std::vector<Load> &stage_loads,
+                                   const ScheduleFeatures &f);
 
     // The stage's own loops from one vector outward, as apply() nests them: level by level from
     // the innermost, within a level the reduction loops, then the pure loops in dimension order.
@@ -587,7 +604,7 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     f.working_set_at_realization = working_set_at(fs.store, s.node);
     f.working_set_at_root = working_set_within(Site::root());
     f.bytes_read_past_cache = bytes_read_past_cache(s, stage_loads.size(), f);
-    f.accumulator_bytes_spilled = accumulator_bytes_spilled(s, f);
+    f.accumulator_bytes_spilled = accumulator_bytes_spilled(s, stage_loads, f);
 }
 
 // The header's rule: once per iteration of the loops an operation depends on and of those that
@@ -610,16 +627,68 @@ double Featurizer::evaluations(StageRef s, uint64_t loops, double lanes) {
 // The header's rule. apply() nests, within each tiling level from the innermost, the reduction
 // loops innermost and then the pure loops: the block a reduction loop sweeps is the tile inside
 // it, as far as the first reduction loop with more than one iteration.
-double Featurizer::accumulator_bytes_spilled(StageRef s, const ScheduleFeatures &f) {
+double Featurizer::accumulator_bytes_spilled(StageRef s, const std::vector<Load> &stage_loads,
+                                             const ScheduleFeatures &f) {
     const Stage &st = stage(s);
     if (st.self_calls.empty()) return 0;
     double spilled = 0;
-    walk_own_loops(s, false, [&](size_t l, const Region &inside, const Region &, int) {
+    walk_own_loops(s, false, [&](size_t l, const Region &inside, const Region &around, int level) {
         if (!st.loops[l].is_rvar) return true;
-        spilled = points(inside) * bpp(s.node) > kL1Bytes ? 2 * f.points_computed_total * bpp(s.node) : 0;
+        const double round_trips = 2 * f.points_computed_total * bpp(s.node);
+        // Accumulators are points the loop updates at every step: no call to the Func itself
+        // moves with it (a scan's does: it writes a new point each step, read from the last).
+        const bool accumulates = std::none_of(st.self_calls.begin(), st.self_calls.end(),
+                                              [&](const Jacobian &j) { return moves_with(j, l); });
+        const bool long_chain = around[l].extent() >= kMinExposedChain * inside[l].extent();
+        if (points(inside) * bpp(s.node) > kL1Bytes) {
+            spilled = round_trips;
+        } else if (!accumulates || !long_chain) {
+            spilled = 0;
+        } else if (!accumulators_in_registers(s, inside, level, stage_loads, f)) {
+            spilled = kL1RoundTripWeight * round_trips;
+        } else if (is_float(s.node)) {
+            const double vectors = std::ceil(points(inside) * bpp(s.node) / vector_register_bytes());
+            spilled = kL1RoundTripWeight * round_trips * std::max(0.0, 1 - vectors / kFloatAccumulatorChains);
+        }
         return false;
     });
     return spilled;
+}
+
+// The header's rule for a block of accumulators that fits in L1: registers hold it only where it
+// is the point tile of an unrolled stage and the Func's whole realization (constant indices into
+// a small stack allocation, which LLVM turns into registers), and where the target has vector
+// registers for the accumulators and the operands they reuse. A single vector or scalar (the
+// reduction innermost) stays in a register.
+bool Featurizer::accumulators_in_registers(StageRef s, const Region &block, int level,
+                                           const std::vector<Load> &stage_loads, const ScheduleFeatures &f) {
+    const StageTiling &t = tiling(s);
+    const double points_in_block = points(block);
+    if (points_in_block <= double(t.vector_width)) return true;
+    const int last = t.levels() - 1;
+    if (level != last - 1 || !b_.unrolls(s)) return false; // the block is not an unrolled point tile
+    if (points_in_block * bpp(s.node) < f.bytes_at_realization) return false;
+    // Registers: the accumulators, the operands reused across the block (each load's copies,
+    // one per iteration of the unrolled loops it moves with) but one group that is streamed
+    // through a scratch register, and one more for addresses and broadcasts.
+    const double accumulators = std::ceil(points_in_block * bpp(s.node) / vector_register_bytes());
+    const Stage &st = stage(s);
+    double vectors_in_block = 1, operands = 0, largest = 0;
+    for (size_t l = 0; l < st.loops.size(); l++) {
+        if (!st.loops[l].is_rvar) vectors_in_block *= double(b_.trips(s, last, int(l)));
+    }
+    for (const Load &load : stage_loads) {
+        if (load.producer == s.node) continue; // the accumulator itself
+        double copies = 1;
+        for (size_t l = 0; l < st.loops.size(); l++) {
+            if (st.loops[l].is_rvar || b_.trips(s, last, int(l)) == 1) continue;
+            if (moves_with(load.jacobian, l)) copies *= double(b_.trips(s, last, int(l)));
+        }
+        if (copies >= vectors_in_block) continue; // used once: streamed
+        operands += copies;
+        largest = std::max(largest, copies);
+    }
+    return accumulators + operands - largest + 2 <= vector_registers(target_);
 }
 
 // The header's rule: blocks of loops from the innermost outward, each the union of its iterations'
@@ -697,9 +766,7 @@ void Featurizer::load_features(StageRef s, const std::vector<Load> &stage_loads,
     }
     for (const Load &load : stage_loads) {
         const auto &J = load.jacobian.entries;
-        auto moves = [&](int loop) {
-            return std::any_of(J.begin(), J.end(), [&](const auto &row) { return !is_zero(row[size_t(loop)]); });
-        };
+        auto moves = [&](int loop) { return moves_with(load.jacobian, size_t(loop)); };
         double copies = 1;
         for (int l : unrolled) {
             if (moves(l)) copies *= double(b_.trips(s, last, l));

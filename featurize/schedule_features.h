@@ -56,9 +56,24 @@
 //     encloses pure loops sweeps their block of its Func once per iteration of that reduction
 //     loop. Where the block is larger than kL1Bytes, every point's update loads its
 //     accumulator and stores it again from beyond L1: twice the bytes of its points over the
-//     whole run; else 0 (a reduction loop inside the vector keeps it in registers, a small block
-//     in L1). A matrix product whose reduction runs outside a 48 KiB tile of its output ran 3.6x
-//     slower than the same product accumulating in a tile of registers.
+//     whole run. A block that fits in L1 costs nothing where the loop is no accumulation (a
+//     scan, whose calls to its own Func move with it, writes a new point at each step) or short (fewer
+//     than kMinExposedChain steps: LLVM unrolls it and forwards the accumulators from step to
+//     step, and out-of-order execution overlaps the next block). Over a longer loop, a block
+//     that fits in L1 stays in registers only where it is the unrolled point
+//     tile and the Func's whole realization (a small stack allocation with constant indices,
+//     which LLVM promotes to registers) and the target has the vector registers for it: its
+//     accumulators, the operand vectors it reuses (one load's copies across the unrolled loops
+//     it moves with), all but the largest such group, and two scratch. Otherwise every update
+//     step loads and stores its accumulators from L1: the same bytes at kL1RoundTripWeight.
+//     A block in registers still waits on the floating-point pipes' latency where it holds
+//     fewer than kFloatAccumulatorChains vectors: the same bytes at kL1RoundTripWeight x the missing fraction of chains
+//     (3x3x120 convolution, AVX2: one vector of accumulators 3.8x slower than 8, priced as an L1 block). A matrix
+//     product whose reduction runs outside a 48 KiB tile of its output ran 3.6x slower than the
+//     same product accumulating in a tile of registers; on an AVX2 core (16 vector registers) a
+//     3x3 convolution's block of 12 accumulators (3 vectors of output channels x 4 rows, with
+//     3 filter vectors and 4 inputs reused) ran 1.9x slower than 8 (1 x 4 x 2), and a block of
+//     4 that is not the whole realization (one of 3 in a 24 x 4 allocation) 2.3x slower.
 //   - heap_realizations (not in the paper): the realizations Halide 14 allocates with
 //     halide_malloc (and frees) rather than on the stack: those over kStackAllocationBytes, and
 //     those whose size it computes at run time (LoopNestBounds::allocation_size: a Func
@@ -139,6 +154,14 @@ inline constexpr double kCoreCacheBytes = 1024 * 1024;
 // A core's L1 data cache on current x86 servers (32-48 KiB): a block of accumulators larger than
 // this goes back and forth to L2 (accumulator_bytes_spilled).
 inline constexpr double kL1Bytes = 32 * 1024;
+// An accumulator reloaded from L1 at each step costs this fraction of one reloaded from L2
+// (accumulator_bytes_spilled): 0.58 of the L2 coefficient for the AVX2 convolution above.
+inline constexpr double kL1RoundTripWeight = 0.5;
+// Independent floating-point accumulations that keep an x86 core's FMA pipes busy (two pipes of
+// 4-5 cycles' latency), and the steps of a reduction loop from which its accumulators' traffic
+// and latency show (shorter loops LLVM unrolls, and out-of-order execution overlaps).
+inline constexpr double kFloatAccumulatorChains = 8;
+inline constexpr double kMinExposedChain = 16;
 // A core's share of the last-level cache: data written further back than this is read from
 // memory. Servers have 1.5-4 MiB of L3 per core; this machine kind's knee (a streaming read by
 // one core, measured with the others idle) lies between 12 and 24 MiB of its 32 MiB L3.
@@ -182,7 +205,11 @@ struct ScheduleFeatures {
     // realization over 16 KiB.
     // 11: library_calls counts a guarded tail's predicated vectors' calls on every lane;
     // heap_realizations counts realizations whose size changes from tile to tile.
-    static int version() { return 11; }
+    // 12: accumulator_bytes_spilled counts, at kL1RoundTripWeight, a block that fits in L1 over a
+    // reduction loop of kMinExposedChain steps or more where registers do not hold it (not the
+    // unrolled whole realization, or more than the target's vector registers), and a block in
+    // registers of fewer than kFloatAccumulatorChains float vectors (0 before).
+    static int version() { return 12; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();

@@ -38,7 +38,7 @@ std::string one_line(std::string s) {
 }
 
 // Networks of earlier schedule feature versions: each added features and terms at the end only
-// (versions 5 to 9 and 11 none; 10 a feature, no term), so their weights load widened, the new entries zero, and
+// (versions 5 to 9, 11 and 12 none; 10 a feature, no term), so their weights load widened, the new entries zero, and
 // predict what they did (on features whose meaning may since have changed: retrain to follow them). Versions 1-3 were
 // never trained with a correction bound; should a later version add terms, widening a bounded file (version 4 on) must
 // also set the new terms' term_log_scale to log(kMinCoefficient), as from_coefficients does for a zero coefficient: a
@@ -58,6 +58,7 @@ constexpr LegacyNetwork kLegacyNetworks[] = {
     {8, 43, 31},  // before per-vector footprints counted call by call
     {9, 43, 31},  // before heap_realizations (term 23 counted every realization over 16 KiB)
     {10, 44, 31}, // before library calls on every lane of a guarded tail's vectors
+    {11, 44, 31}, // before accumulators priced in L1 and by the FP pipes' latency
 };
 static_assert(kScheduleFeatures == 44 && kTerms == 31, "add the previous network to kLegacyNetworks");
 

@@ -71,7 +71,7 @@ TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
     EXPECT_EQ(names[41], "library_calls");
     EXPECT_EQ(names[42], "accumulator_bytes_spilled");
     EXPECT_EQ(names.back(), "heap_realizations");
-    EXPECT_EQ(ScheduleFeatures::version(), 11);
+    EXPECT_EQ(ScheduleFeatures::version(), 12);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -373,7 +373,10 @@ TEST(ScheduleFeatures, GoldenMatmulRegisterBlock) {
     EXPECT_EQ(f.unique_lines_read_per_task, 8 + 32);
     // Every block up to the task fits in the cache: each task reads its operands once.
     EXPECT_EQ(f.bytes_read_past_cache, 32 * (32 * 8 + 16 * 32) * 4);
-    EXPECT_EQ(f.accumulator_bytes_spilled, 0); // k sweeps a 512-byte block: it stays in L1
+    // k sweeps a 512-byte block, which fits in L1; but out is realized at root, so the block is
+    // not its whole realization and LLVM keeps the accumulators in L1: each of the 32 steps
+    // loads and stores them, priced at kL1RoundTripWeight of such traffic past L1.
+    EXPECT_EQ(f.accumulator_bytes_spilled, kL1RoundTripWeight * 2 * (32 * 64 * 64) * 4);
 }
 
 // Halide allocates a Func computed inside a consumer's loops on the stack when its size is a
@@ -411,8 +414,9 @@ TEST(ScheduleFeatures, HeapRealizationsAreThoseSizedAtRunTime) {
 }
 
 // A 1024 x 1024 matmul whose k loop runs around blocks of out: a block of 128 x 64 floats (32
-// KiB) stays in L1 from one k to the next; one of 256 x 64 (64 KiB) does not, and every point's
-// update loads and stores its accumulator from beyond L1.
+// KiB) stays in L1 from one k to the next (loaded and stored there at every step: the L1
+// weight); one of 256 x 64 (64 KiB) does not, and every point's update loads and stores its
+// accumulator from beyond L1.
 TEST(ScheduleFeatures, AccumulatorBytesSpilledWhereTheReductionSweepsMoreThanL1) {
     Matmul m(1024, 1024);
     const double points = 1024.0 * 1024 * 1024;
@@ -420,8 +424,69 @@ TEST(ScheduleFeatures, AccumulatorBytesSpilledWhereTheReductionSweepsMoreThanL1)
         return m.update_features(tiles).accumulator_bytes_spilled;
     };
     ASSERT_EQ(128 * 64 * 4, kL1Bytes);
-    EXPECT_EQ(spilled({{1, 128, 64}}), 0);
+    EXPECT_EQ(spilled({{1, 128, 64}}), kL1RoundTripWeight * 2 * points * 4);
     EXPECT_EQ(spilled({{1, 256, 64}}), 2 * points * 4); // loaded and stored at every (k, x, y)
+}
+
+// prod = A B, computed per bx x by block of its copy out (out tiled once at root, 8-wide
+// vectors along x), k running around prod's unrolled block: registers hold the accumulators
+// only where the block is prod's whole realization and the target has the vector registers for
+// the accumulators and the operands they reuse; and eight independent vectors at least keep the
+// FMA pipes busy. Otherwise each step's accumulators go to L1 and back.
+struct BlockedMatmul {
+    ImageParam A{Float(32), 2, "A"}, B{Float(32), 2, "B"};
+    Var x{"x"}, y{"y"};
+    RDom k;
+    Func prod{"prod"}, out{"out"};
+    FunctionDAG dag;
+    explicit BlockedMatmul(int depth) : k(0, depth, "k") {
+        prod(x, y) = 0.f;
+        prod(x, y) += A(k, y) * B(x, k);
+        out(x, y) = prod(x, y);
+        A.set_estimates({{0, depth}, {0, 64}});
+        B.set_estimates({{0, 64}, {0, depth}});
+        out.set_estimates({{0, 64}, {0, 64}});
+        dag = FunctionDAG::build(Pipeline(out));
+    }
+    // prod's update's accumulator_bytes_spilled: realized per `tile` of out, its update in
+    // unrolled point tiles of `block` (x, y).
+    double spilled(const std::vector<int64_t> &tile, const std::vector<int64_t> &block, const Target &target) const {
+        const int o = node_of(dag, "out"), p = node_of(dag, "prod");
+        LoopNest n(dag);
+        n.funcs[size_t(o)] = {Site::root(), Site::root(), {{{tile}, 0, 8, false, false}}};
+        n.funcs[size_t(p)] = {Site::at({o, 0}, 0),
+                              Site::at({o, 0}, 0),
+                              {{{}, 0, 8, false, false}, {{{1, block[0], block[1]}}, 1, 8, false, true}}};
+        for (size_t i = 0; i < dag.nodes.size(); i++) {
+            if (can_inline(dag, int(i))) n.funcs[i] = {Site::inlined(), Site::inlined(), {}};
+        }
+        EXPECT_EQ(n.validate(dag), "");
+        return features(compute_schedule_features(dag, n, target), p, 1).accumulator_bytes_spilled;
+    }
+};
+
+TEST(ScheduleFeatures, AccumulatorsStayInRegistersOnlyInAWholeRealizationTheRegisterFileHolds) {
+    const Target avx512("x86-64-linux-sse41-avx-avx2-fma-f16c-avx512");
+    BlockedMatmul m(256);
+    const double l1 = kL1RoundTripWeight * 2 * (64.0 * 64 * 256) * 4; // every step, to L1 and back
+    // 32 x 2: 8 accumulators, B's 4 vectors reused by both rows and A's 2 broadcasts by the 4
+    // columns: 8 + (4 + 2 - 4) + 2 scratch = 12 of AVX2's 16 registers.
+    EXPECT_EQ(m.spilled({32, 2}, {32, 2}, kAvx2), 0);
+    // 64 x 2: 16 accumulators, more than AVX2's registers; with AVX-512's 64-byte registers
+    // they are 8 of 32.
+    EXPECT_EQ(m.spilled({64, 2}, {64, 2}, kAvx2), l1);
+    EXPECT_EQ(m.spilled({64, 2}, {64, 2}, avx512), 0);
+    // The 32 x 2 block, one of two in a 64 x 2 realization: not promoted to registers.
+    EXPECT_EQ(m.spilled({64, 2}, {32, 2}, kAvx2), l1);
+    // 16 x 2 and 8 x 1: 4 and 1 vectors of accumulators, too few chains for the FMA pipes'
+    // latency: the L1 price times the missing fraction of kFloatAccumulatorChains.
+    EXPECT_EQ(m.spilled({16, 2}, {16, 2}, kAvx2), l1 * (1 - 4 / kFloatAccumulatorChains));
+    EXPECT_EQ(m.spilled({8, 1}, {8, 1}, kAvx2), l1 * (1 - 1 / kFloatAccumulatorChains));
+    // A reduction shorter than kMinExposedChain steps: LLVM unrolls it and forwards the
+    // accumulators from step to step, whatever the block.
+    BlockedMatmul shallow(8);
+    EXPECT_EQ(shallow.spilled({64, 2}, {64, 2}, kAvx2), 0);
+    EXPECT_EQ(shallow.spilled({64, 2}, {32, 2}, kAvx2), 0);
 }
 
 // A 1024 x 1024 matmul in blocks of 128 x 2 accumulators, k running around each block: the
