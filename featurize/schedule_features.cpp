@@ -355,8 +355,37 @@ private:
     void load_features(StageRef s, const std::vector<Load> &stage_loads, ScheduleFeatures &f);
     double bytes_read_past_cache(StageRef s, size_t num_loads, const ScheduleFeatures &f);
     double accumulator_bytes_spilled(StageRef s, const std::vector<Load> &stage_loads, const ScheduleFeatures &f);
-    bool accumulators_in_registers(StageRef s, const Region &block, int level, const std::vector<Load> &stage_loads,
-                                   const ScheduleFeatures &f);
+    bool accumulators_in_registers(StageRef s, const Region &block, double accumulators, int level,
+                                   const std::vector<Load> &stage_loads, const ScheduleFeatures &f);
+    // The point level's unrolled loops (pure, of more than one trip; none where the stage does
+    // not unroll) and the vectors one unrolled block computes.
+    struct UnrolledBlock {
+        std::vector<int> loops;
+        double vectors = 1;
+    };
+    UnrolledBlock unrolled_block(StageRef s) {
+        const Stage &st = stage(s);
+        const int last = tiling(s).levels() - 1;
+        UnrolledBlock block;
+        if (!b_.unrolls(s)) return block;
+        for (size_t l = 0; l < st.loops.size(); l++) {
+            const int64_t trips = b_.trips(s, last, int(l));
+            if (st.loops[l].is_rvar || trips == 1) continue;
+            block.loops.push_back(int(l));
+            block.vectors *= double(trips);
+        }
+        return block;
+    }
+    // A load's copies in an unrolled block: one per iteration of the unrolled loops it moves with
+    // (the others share it).
+    double copies(StageRef s, const Load &load, const UnrolledBlock &block) {
+        const int last = tiling(s).levels() - 1;
+        double n = 1;
+        for (int l : block.loops) {
+            if (moves_with(load.jacobian, size_t(l))) n *= double(b_.trips(s, last, l));
+        }
+        return n;
+    }
 
     // The stage's own loops from one vector outward, as apply() nests them: level by level from
     // the innermost, within a level the reduction loops, then the pure loops in dimension order.
@@ -635,20 +664,21 @@ double Featurizer::accumulator_bytes_spilled(StageRef s, const std::vector<Load>
     walk_own_loops(s, false, [&](size_t l, const Region &inside, const Region &around, int level) {
         if (!st.loops[l].is_rvar) return true;
         const double round_trips = 2 * f.points_computed_total * bpp(s.node);
+        if (points(inside) * bpp(s.node) > kL1Bytes) {
+            spilled = round_trips;
+            return false;
+        }
         // Accumulators are points the loop updates at every step: no call to the Func itself
         // moves with it (a scan's does: it writes a new point each step, read from the last).
         const bool accumulates = std::none_of(st.self_calls.begin(), st.self_calls.end(),
                                               [&](const Jacobian &j) { return moves_with(j, l); });
         const bool long_chain = around[l].extent() >= kMinExposedChain * inside[l].extent();
-        if (points(inside) * bpp(s.node) > kL1Bytes) {
-            spilled = round_trips;
-        } else if (!accumulates || !long_chain) {
-            spilled = 0;
-        } else if (!accumulators_in_registers(s, inside, level, stage_loads, f)) {
+        if (!accumulates || !long_chain) return false;
+        const double accumulators = std::ceil(points(inside) * bpp(s.node) / vector_register_bytes());
+        if (!accumulators_in_registers(s, inside, accumulators, level, stage_loads, f)) {
             spilled = kL1RoundTripWeight * round_trips;
         } else if (is_float(s.node)) {
-            const double vectors = std::ceil(points(inside) * bpp(s.node) / vector_register_bytes());
-            spilled = kL1RoundTripWeight * round_trips * std::max(0.0, 1 - vectors / kFloatAccumulatorChains);
+            spilled = kL1RoundTripWeight * round_trips * std::max(0.0, 1 - accumulators / kFloatAccumulatorChains);
         }
         return false;
     });
@@ -660,33 +690,24 @@ double Featurizer::accumulator_bytes_spilled(StageRef s, const std::vector<Load>
 // a small stack allocation, which LLVM turns into registers), and where the target has vector
 // registers for the accumulators and the operands they reuse. A single vector or scalar (the
 // reduction innermost) stays in a register.
-bool Featurizer::accumulators_in_registers(StageRef s, const Region &block, int level,
+bool Featurizer::accumulators_in_registers(StageRef s, const Region &block, double accumulators, int level,
                                            const std::vector<Load> &stage_loads, const ScheduleFeatures &f) {
     const StageTiling &t = tiling(s);
     const double points_in_block = points(block);
     if (points_in_block <= double(t.vector_width)) return true;
-    const int last = t.levels() - 1;
-    if (level != last - 1 || !b_.unrolls(s)) return false; // the block is not an unrolled point tile
+    if (level != t.levels() - 2 || !b_.unrolls(s)) return false; // the block is not an unrolled point tile
     if (points_in_block * bpp(s.node) < f.bytes_at_realization) return false;
-    // Registers: the accumulators, the operands reused across the block (each load's copies,
-    // one per iteration of the unrolled loops it moves with) but one group that is streamed
-    // through a scratch register, and one more for addresses and broadcasts.
-    const double accumulators = std::ceil(points_in_block * bpp(s.node) / vector_register_bytes());
-    const Stage &st = stage(s);
-    double vectors_in_block = 1, operands = 0, largest = 0;
-    for (size_t l = 0; l < st.loops.size(); l++) {
-        if (!st.loops[l].is_rvar) vectors_in_block *= double(b_.trips(s, last, int(l)));
-    }
+    // Registers: the accumulators, the operands reused across the block (each load's copies)
+    // but one group that is streamed through a scratch register, and one more for addresses
+    // and broadcasts.
+    const UnrolledBlock unrolled = unrolled_block(s);
+    double operands = 0, largest = 0;
     for (const Load &load : stage_loads) {
         if (load.producer == s.node) continue; // the accumulator itself
-        double copies = 1;
-        for (size_t l = 0; l < st.loops.size(); l++) {
-            if (st.loops[l].is_rvar || b_.trips(s, last, int(l)) == 1) continue;
-            if (moves_with(load.jacobian, l)) copies *= double(b_.trips(s, last, int(l)));
-        }
-        if (copies >= vectors_in_block) continue; // used once: streamed
-        operands += copies;
-        largest = std::max(largest, copies);
+        const double n = copies(s, load, unrolled);
+        if (n >= unrolled.vectors) continue; // used once: streamed
+        operands += n;
+        largest = std::max(largest, n);
     }
     return accumulators + operands - largest + 2 <= vector_registers(target_);
 }
@@ -752,26 +773,11 @@ double Featurizer::bytes_read_past_cache(StageRef s, size_t num_loads, const Sch
 // unknown Jacobians) gathers one scalar per lane. Unrolled loops share the loads that do not
 // move with them.
 void Featurizer::load_features(StageRef s, const std::vector<Load> &stage_loads, ScheduleFeatures &f) {
-    const Stage &st = stage(s);
     const StageTiling &t = tiling(s);
-    const int last = t.levels() - 1;
-    double block = 1; // vectors per unrolled block
-    std::vector<int> unrolled;
-    if (b_.unrolls(s)) {
-        for (size_t l = 0; l < st.loops.size(); l++) {
-            if (st.loops[l].is_rvar || b_.trips(s, last, int(l)) == 1) continue;
-            unrolled.push_back(int(l));
-            block *= double(b_.trips(s, last, int(l)));
-        }
-    }
+    const UnrolledBlock block = unrolled_block(s);
     for (const Load &load : stage_loads) {
         const auto &J = load.jacobian.entries;
-        auto moves = [&](int loop) { return moves_with(load.jacobian, size_t(loop)); };
-        double copies = 1;
-        for (int l : unrolled) {
-            if (moves(l)) copies *= double(b_.trips(s, last, l));
-        }
-        const double share = copies / block;
+        const double share = copies(s, load, block) / block.vectors;
         f.scalar_loads_per_scalar += share;
         if (t.vector_width == 1) continue;
         const int v = t.vector_loop;
@@ -779,7 +785,7 @@ void Featurizer::load_features(StageRef s, const std::vector<Load> &stage_loads,
             f.vector_loads_per_vector += share; // unscheduled: assumed dense
             continue;
         }
-        if (!moves(v)) {
+        if (!moves_with(load.jacobian, size_t(v))) {
             f.scalar_loads_per_vector += share;
             continue;
         }

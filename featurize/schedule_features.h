@@ -57,23 +57,23 @@
 //     loop. Where the block is larger than kL1Bytes, every point's update loads its
 //     accumulator and stores it again from beyond L1: twice the bytes of its points over the
 //     whole run. A block that fits in L1 costs nothing where the loop is no accumulation (a
-//     scan, whose calls to its own Func move with it, writes a new point at each step) or short (fewer
-//     than kMinExposedChain steps: LLVM unrolls it and forwards the accumulators from step to
-//     step, and out-of-order execution overlaps the next block). Over a longer loop, a block
-//     that fits in L1 stays in registers only where it is the unrolled point
-//     tile and the Func's whole realization (a small stack allocation with constant indices,
-//     which LLVM promotes to registers) and the target has the vector registers for it: its
+//     scan, whose calls to its own Func move with it, writes a new point at each step) or is
+//     short (fewer than kMinExposedChain steps: LLVM unrolls it and forwards the accumulators
+//     from step to step, and out-of-order execution overlaps the next block). Over a longer
+//     loop, a block that fits in L1 stays in registers only where it is the unrolled point tile
+//     and the Func's whole realization (a small stack allocation with constant indices, which
+//     LLVM promotes to registers) and the target has the vector registers for it: its
 //     accumulators, the operand vectors it reuses (one load's copies across the unrolled loops
 //     it moves with), all but the largest such group, and two scratch. Otherwise every update
-//     step loads and stores its accumulators from L1: the same bytes at kL1RoundTripWeight.
-//     A block in registers still waits on the floating-point pipes' latency where it holds
-//     fewer than kFloatAccumulatorChains vectors: the same bytes at kL1RoundTripWeight x the missing fraction of chains
-//     (3x3x120 convolution, AVX2: one vector of accumulators 3.8x slower than 8, priced as an L1 block). A matrix
-//     product whose reduction runs outside a 48 KiB tile of its output ran 3.6x slower than the
-//     same product accumulating in a tile of registers; on an AVX2 core (16 vector registers) a
-//     3x3 convolution's block of 12 accumulators (3 vectors of output channels x 4 rows, with
-//     3 filter vectors and 4 inputs reused) ran 1.9x slower than 8 (1 x 4 x 2), and a block of
-//     4 that is not the whole realization (one of 3 in a 24 x 4 allocation) 2.3x slower.
+//     step loads and stores its accumulators from L1: the same bytes at kL1RoundTripWeight. A
+//     block in registers still waits on the floating-point pipes' latency where it holds fewer
+//     than kFloatAccumulatorChains vectors: the same bytes at kL1RoundTripWeight x the missing
+//     fraction of chains. A matrix product whose reduction runs outside a 48 KiB tile of its
+//     output ran 3.6x slower than the same product accumulating in a tile of registers. On an
+//     AVX2 core (16 vector registers), a 3x3x120 convolution's block of 12 accumulators (3
+//     vectors of output channels x 4 rows, with 3 filter vectors and 4 inputs reused) ran 1.9x
+//     slower than 8 (1 x 4 x 2), a block of 4 that is not the whole realization (one of 3 in a
+//     24 x 4 allocation) 2.3x slower, and one vector of accumulators 3.8x slower.
 //   - heap_realizations (not in the paper): the realizations Halide 14 allocates with
 //     halide_malloc (and frees) rather than on the stack: those over kStackAllocationBytes, and
 //     those whose size it computes at run time (LoopNestBounds::allocation_size: a Func
