@@ -55,6 +55,7 @@ void fill_typed(Halide::Buffer<T> b, uint64_t seed) {
             v = T(r);
         }
     });
+    b.set_host_dirty(); // for_each_value does not say so: a GPU pipeline copies it to the device
 }
 
 void fill(Halide::Buffer<> &b, uint64_t seed) {
@@ -94,6 +95,12 @@ BuiltApp build_app(const std::string &name, bool small) {
     built.pipeline = Halide::Pipeline(built.output);
     built.output_buffer = Halide::Buffer<>(built.app->output_type(), out);
     return built;
+}
+
+void schedule_manual(BuiltApp &built, const Halide::Target &target) {
+    if (target.has_gpu_feature() && !built.app->has_gpu_schedule())
+        throw Halide::CompileError(built.app->name() + " has no manual GPU schedule");
+    built.app->schedule_manual(target);
 }
 
 void schedule_compute_root(BuiltApp &built) {

@@ -31,8 +31,10 @@ public:
     virtual std::vector<int> output_extents(const std::vector<InputShape> &inputs) const = 0;
     // Defines the algorithm on `in` (in inputs() order) and returns the output Func.
     virtual Halide::Func define(const std::vector<Halide::ImageParam> &in) = 0;
-    // The hand-written schedule; call after define().
+    // The hand-written schedule; call after define(). For a GPU target, the app's GPU schedule;
+    // an app without one (has_gpu_schedule()) throws Halide::CompileError.
     virtual void schedule_manual(const Halide::Target &target) = 0;
+    virtual bool has_gpu_schedule() const { return false; }
     // The output computed naively from concrete inputs.
     virtual Halide::Buffer<> reference(const std::vector<Halide::Buffer<>> &in) const = 0;
     // False where Halide's default schedule (everything inlined) is impractical even on the small
@@ -55,6 +57,8 @@ struct BuiltApp {
     Halide::Buffer<> output_buffer; // the output's shape, for realize()
 };
 BuiltApp build_app(const std::string &name, bool small);
+// The hand-written schedule for `target`, checked: a GPU target needs the app's GPU schedule.
+void schedule_manual(BuiltApp &built, const Halide::Target &target);
 
 // Every Func of the app computed at root (the simple schedule tests and comparisons use as a
 // reference).

@@ -28,7 +28,16 @@ public:
         return blur_y_;
     }
 
+    bool has_gpu_schedule() const override { return true; }
     void schedule_manual(const Target &target) override {
+        if (target.has_gpu_feature()) {
+            // Blocks of 32x8 threads, one output each; a block's blur_x rows (10 of them) in
+            // shared memory, computed by the block's threads first.
+            Var bx("bx"), by("by"), tx("tx"), ty("ty");
+            blur_y_.gpu_tile(x_, y_, bx, by, tx, ty, 32, 8);
+            blur_x_.compute_at(blur_y_, bx).gpu_threads(x_, y_);
+            return;
+        }
         const int vec = target.natural_vector_size<uint16_t>();
         Var xi("xi"), yi("yi");
         blur_y_.tile(x_, y_, xi, yi, 256, 32).vectorize(xi, vec).parallel(y_);

@@ -34,7 +34,24 @@ public:
         return relu_;
     }
 
+    bool has_gpu_schedule() const override { return true; }
     void schedule_manual(const Target &target) override {
+        if (target.has_gpu_feature()) {
+            // A thread per 4 neighbouring outputs along x (unrolled: each filter tap is loaded
+            // once for the four), blocks of 8 channels by 32 such groups, a grid dimension for
+            // the rows of all images; the accumulators in registers. Guarded tails: there are
+            // fewer channels and x groups than some tiles hold.
+            Var cb("cb"), ct("ct"), xo("xo"), xb("xb"), xt("xt"), xi("xi"), yn("yn");
+            relu_.split(x_, xo, xi, 4)
+                .fuse(y_, n_, yn)
+                .gpu_tile(c_, xo, cb, xb, ct, xt, 8, 32, TailStrategy::GuardWithIf)
+                .reorder(xi, ct, xt, cb, xb, yn)
+                .unroll(xi)
+                .gpu_blocks(yn);
+            conv_.compute_at(relu_, ct).unroll(x_);
+            conv_.update().reorder(x_, r_.x, r_.y, r_.z).unroll(x_);
+            return;
+        }
         // Register blocking: one vector of output channels x 4 pixels of a row x 2 rows (8
         // accumulators) is computed at once, with the whole reduction (input channels and the
         // 3x3 window) inside, so the accumulators stay in registers: each step broadcasts one

@@ -30,7 +30,27 @@ public:
         return out_;
     }
 
+    bool has_gpu_schedule() const override { return true; }
     void schedule_manual(const Target &target) override {
+        if (target.has_gpu_feature()) {
+            // The histogram by atomic adds from blocks of 32x8 pixels, the 256-bin scan on one
+            // GPU thread (it is tiny), the lookup in blocks of 32x8 outputs.
+            RVar rxo("rxo"), rxi("rxi"), ryo("ryo"), ryi("ryi");
+            Var bo("bo"), bi("bi");
+            hist_.compute_root().gpu_tile(i_, bo, bi, 256);
+            hist_.update()
+                .atomic()
+                .split(pixels_.x, rxo, rxi, 32, TailStrategy::GuardWithIf)
+                .split(pixels_.y, ryo, ryi, 8, TailStrategy::GuardWithIf)
+                .reorder(rxi, ryi, rxo, ryo)
+                .gpu_blocks(rxo, ryo)
+                .gpu_threads(rxi, ryi);
+            cdf_.compute_root().gpu_single_thread();
+            cdf_.update().gpu_single_thread();
+            Var bx("bx"), by("by"), tx("tx"), ty("ty");
+            out_.gpu_tile(x_, y_, bx, by, tx, ty, 32, 8);
+            return;
+        }
         // The histogram in parallel: per-strip partial histograms (rfactor), then summed.
         RVar ryo("ryo"), ryi("ryi");
         Var strip("strip");

@@ -71,7 +71,20 @@ public:
         return out_;
     }
 
+    bool has_gpu_schedule() const override { return true; }
     void schedule_manual(const Target &target) override {
+        if (target.has_gpu_feature()) {
+            // Every pyramid level at root, in blocks of 32x8 threads, each thread a pixel's four
+            // channels (unrolled); the passes between levels (down_x, up_x) inlined.
+            Var bx("bx"), by("by"), tx("tx"), ty("ty");
+            auto on_gpu = [&](Func f, int channels) {
+                f.bound(c_, 0, channels).reorder(c_, x_, y_).unroll(c_).gpu_tile(x_, y_, bx, by, tx, ty, 32, 8);
+            };
+            for (int l = 1; l < kLevels; l++) on_gpu(down_[size_t(l)].compute_root(), 4);
+            for (int l = 1; l < kLevels - 1; l++) on_gpu(interp_[size_t(l)].compute_root(), 4);
+            on_gpu(out_, 3);
+            return;
+        }
         // Every pyramid level at root. The fine levels (the first kFineLevels) hold nearly all
         // the work: rows in parallel, vectorized across x, the horizontal downsampling pass per
         // row of its consumer. The coarse levels are a few pixels wide and run as plain loops,

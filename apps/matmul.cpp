@@ -28,7 +28,22 @@ public:
         return out_;
     }
 
+    bool has_gpu_schedule() const override { return true; }
     void schedule_manual(const Target &target) override {
+        if (target.has_gpu_feature()) {
+            // Blocks of 64x4 threads over 64x16 outputs: each thread 4 outputs down a column,
+            // their accumulators in registers, so that a loaded B(x, k) serves four products.
+            Var bx("bx"), by("by"), tx("tx"), ty("ty"), tyo("tyo"), yr("yr");
+            out_.tile(x_, y_, bx, by, tx, ty, 64, 16)
+                .split(ty, tyo, yr, 4)
+                .reorder(yr, tx, tyo, bx, by)
+                .unroll(yr)
+                .gpu_blocks(bx, by)
+                .gpu_threads(tx, tyo);
+            prod_.compute_at(out_, tx).unroll(y_);
+            prod_.update().reorder(x_, y_, k_).unroll(y_);
+            return;
+        }
         // Register blocking: each 2-vector x 6-row block of the output accumulates in 12 vector
         // registers over the whole k loop (one broadcast of A and two loads of B per 12 FMAs).
         // Column panels of blocks run in parallel, rows inside a panel, so the panel's slice of

@@ -38,6 +38,7 @@ public:
         return stages_.back();
     }
 
+    bool has_gpu_schedule() const override { return true; }
     void schedule_manual(const Target &target) override {
         // Groups of 4 stages: the last stage of each group is materialized (at root, or as the
         // output) in 128x64 tiles in parallel, and the 3 stages before it are computed per tile
@@ -45,6 +46,20 @@ public:
         // stages cost one pass over memory each.
         constexpr int kGroup = 4;
         static_assert(kStages % kGroup == 0, "the last group must end at the output");
+        if (target.has_gpu_feature()) {
+            // The same groups on a GPU: each group's last stage in blocks of 32x8 threads, the
+            // three before it in the block's shared memory (their regions grow by 4 a stage: up
+            // to 44x20 points, each thread a point of them).
+            for (int last = kGroup - 1; last < kStages; last += kGroup) {
+                Func group_out = stages_[size_t(last)];
+                Var bx("bx"), by("by"), tx("tx"), ty("ty");
+                if (last != kStages - 1) group_out.compute_root();
+                group_out.gpu_tile(x_, y_, bx, by, tx, ty, 32, 8);
+                for (int s = last - kGroup + 1; s < last; s++)
+                    stages_[size_t(s)].compute_at(group_out, bx).gpu_threads(x_, y_);
+            }
+            return;
+        }
         const int vec = target.natural_vector_size<uint16_t>();
         for (int last = kGroup - 1; last < kStages; last += kGroup) {
             Func group_out = stages_[size_t(last)];

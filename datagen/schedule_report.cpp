@@ -3,6 +3,9 @@
 #include "apps/app.h"
 #include "common/errors.h"
 #include "common/rng.h"
+#include "datagen/generate.h"
+#include "datagen/records.h"
+#include "datagen/subject.h"
 #include "datasets/writer.h"
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
@@ -10,9 +13,6 @@
 #include "featurize/random_loop_nest.h"
 #include "featurize/schedule_features.h"
 #include "generator/build.h"
-#include "datagen/generate.h"
-#include "datagen/records.h"
-#include "datagen/subject.h"
 #include "runner/fingerprint.h"
 #include "runner/halide_autoschedulers.h"
 #include "runner/host_target.h"
@@ -234,7 +234,7 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
         p.job.prepare = [config, r, target, machine]() {
             BuiltSubject b = build(config);
             if (r == "manual")
-                b.app.app->schedule_manual(target);
+                apps::schedule_manual(b.app, target);
             else
                 runner::run_halide_autoscheduler(r, b.pipeline, target, machine);
             return runner::PreparedJob{b.pipeline, b.output};

@@ -68,7 +68,7 @@ StageLoops tile_stage(const FunctionDAG &dag, const LoopNest &nest, LoopNestBoun
             }
             // Unrolled loops need a constant extent: the last split makes one even when it
             // has a single iteration.
-            if (!bounds.splits(s, k, int(l))) continue;
+            if (!t.gpu && !bounds.splits(s, k, int(l))) continue;
             const VarName outer{loop.var + suffix + "_" + std::to_string(k), false};
             const VarName inner{loop.var + suffix + "_t" + std::to_string(k), false};
             out.push_back({Directive::Split, s, {current, outer, inner}, t.tiles[size_t(k)][l], guard, {}});
@@ -107,17 +107,32 @@ StageLoops tile_stage(const FunctionDAG &dag, const LoopNest &nest, LoopNestBoun
     if (unroll) {
         for (const VarName &v : pure[size_t(last)]) out.push_back({Directive::Unroll, s, {v}, 0, false, {}});
     }
-    if (t.parallel && !pure[0].empty()) {
-        VarName fused = pure[0][0];
-        for (size_t i = 1; i < pure[0].size(); i++) {
-            const VarName next{"fused" + suffix + "_" + std::to_string(i), false};
-            out.push_back({Directive::Fuse, s, {fused, pure[0][i], next}, 0, false, {}});
+    // Fuses a level's pure loops (innermost first, outermost in the level) from the `keep`-th on
+    // into one loop, and gives the level its new loops.
+    auto fuse_from = [&](int level, size_t keep, const std::string &name) {
+        std::vector<VarName> &loops_k = pure[size_t(level)];
+        if (loops_k.size() <= keep + 1) return;
+        VarName fused = loops_k[keep];
+        for (size_t i = keep + 1; i < loops_k.size(); i++) {
+            const VarName next{name + suffix + "_" + std::to_string(i), false};
+            out.push_back({Directive::Fuse, s, {fused, loops_k[i], next}, 0, false, {}});
             fused = next;
         }
-        out.push_back({Directive::Parallel, s, {fused}, 0, false, {}});
-        std::vector<VarName> &level0 = loops.levels[0];
-        level0.resize(level0.size() - pure[0].size()); // the rvars stay, innermost
-        level0.push_back(fused);
+        std::vector<VarName> &level_loops = loops.levels[size_t(level)];
+        level_loops.resize(level_loops.size() - (loops_k.size() - keep)); // the rvars stay, innermost
+        loops_k.resize(keep);
+        loops_k.push_back(fused);
+        level_loops.insert(level_loops.end(), loops_k.begin() + std::ptrdiff_t(keep), loops_k.end());
+    };
+    if (t.parallel && !pure[0].empty()) {
+        fuse_from(0, 0, "fused");
+        out.push_back({Directive::Parallel, s, {pure[0][0]}, 0, false, {}});
+    }
+    if (t.gpu) { // CUDA grids and blocks have three dimensions
+        fuse_from(0, 2, "blocks");
+        fuse_from(last, 2, "threads");
+        for (const VarName &v : pure[0]) out.push_back({Directive::GpuBlocks, s, {v}, 0, false, {}});
+        for (const VarName &v : pure[size_t(last)]) out.push_back({Directive::GpuThreads, s, {v}, 0, false, {}});
     }
     return loops;
 }
@@ -239,6 +254,8 @@ void apply(const FunctionDAG &dag, const LoopNest &nest) {
         case Directive::Parallel: s.parallel(var(v[0])); break;
         case Directive::Unroll: s.unroll(var(v[0])); break;
         case Directive::Unscheduled: s.unscheduled(); break;
+        case Directive::GpuBlocks: s.gpu_blocks(var(v[0])); break;
+        case Directive::GpuThreads: s.gpu_threads(var(v[0])); break;
         default: break; // the Func directives, applied above
         }
     }
@@ -311,6 +328,8 @@ std::string schedule_source(const FunctionDAG &dag, const LoopNest &nest) {
         case Directive::Unroll: o << s << ".unroll(" << v[0] << ");\n"; break;
         case Directive::Unscheduled: o << s << ".unscheduled();\n"; break;
         case Directive::AlignStorage: o << f << ".align_storage(" << v[0] << ", " << d.factor << ");\n"; break;
+        case Directive::GpuBlocks: o << s << ".gpu_blocks(" << v[0] << ");\n"; break;
+        case Directive::GpuThreads: o << s << ".gpu_threads(" << v[0] << ");\n"; break;
         }
     }
     return o.str();

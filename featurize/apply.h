@@ -7,15 +7,17 @@
 // vector width and vectorized (a guarded loop split twice or more is renamed first: Halide 14 drops
 // the guard of such splits under the Func's own loop name, test NestedGuardedSplits.StayInBounds); loops are reordered
 // level by level (reduction loops innermost within their level); level 0's pure loops are fused into one parallel loop;
-// the point level's pure loops are unrolled on request. Then each Func is inlined, computed at root, or computed and
-// stored at the innermost loop of the host stage's tiling level. A Func stored inside a loop nest that a consumer reads
-// at a stride along its innermost dimension, or whose stored rows are 2 to 4 points wide, has its innermost dimension's
-// storage padded to 64 bytes (Node::storage_padding): Halide 14 loads a strided vector as a wider dense one, which it
-// may mark aligned when it is not (a row of odd extent read at a constant row offset, under an unrolled loop), and an
-// aligned 64-byte load at such an address faults on AVX-512 (reproducer: tests/featurize/apply_test.cpp,
-// StridedReads.OddRowsArePaddedToAlignedStorage). The padding does not cover a strided read at a constant column
-// offset that is not a multiple of 16; the codegen guard does, at its root (featurize/codegen_guard.h): apply() adds
-// it to the DAG's pipeline.
+// the point level's pure loops are unrolled on request. A GPU stage's (StageTiling::gpu) pure loops are split at level
+// 0 whatever their trips (thread loops need constant extents); level 0's become GPU blocks and the point level's GPU
+// threads, up to three of each, the outer ones fused into the third. Then each Func is inlined, computed at root, or
+// computed and stored at the innermost loop of the host stage's tiling level. A Func stored inside a loop nest that a
+// consumer reads at a stride along its innermost dimension, or whose stored rows are 2 to 4 points wide, has its
+// innermost dimension's storage padded to 64 bytes (Node::storage_padding): Halide 14 loads a strided vector as a wider
+// dense one, which it may mark aligned when it is not (a row of odd extent read at a constant row offset, under an
+// unrolled loop), and an aligned 64-byte load at such an address faults on AVX-512 (reproducer:
+// tests/featurize/apply_test.cpp, StridedReads.OddRowsArePaddedToAlignedStorage). The padding does not cover a strided
+// read at a constant column offset that is not a multiple of 16; the codegen guard does, at its root
+// (featurize/codegen_guard.h): apply() adds it to the DAG's pipeline.
 #pragma once
 
 #include "featurize/loop_nest.h"
@@ -39,8 +41,10 @@ struct Directive {
         Vectorize,
         Parallel,
         Unroll,
-        Unscheduled, // an update kept in its default loop nest, on purpose
-        AlignStorage // pad the Func's storage along vars[0] to a multiple of `factor` elements
+        Unscheduled,  // an update kept in its default loop nest, on purpose
+        AlignStorage, // pad the Func's storage along vars[0] to a multiple of `factor` elements
+        GpuBlocks,    // the loop is a dimension of the GPU grid (innermost first: x, y, z)
+        GpuThreads    // the loop is a dimension of a GPU block's threads
     };
     struct VarName {
         std::string name;

@@ -95,10 +95,33 @@ std::string validate_tiling(const FunctionDAG &dag, const LoopNest &nest, StageR
     if (t.parallel && nest.funcs[size_t(ref.node)].compute.kind != Site::Root) {
         return where + "only Funcs at root run in parallel";
     }
+    if (t.gpu) {
+        if (nest.funcs[size_t(ref.node)].compute.kind != Site::Root) return where + "only Funcs at root run on a GPU";
+        if (t.tiles.size() != 1) return where + "a GPU tiling has one tile level (blocks of threads)";
+        if (t.parallel || t.unroll || t.vector_width > 1)
+            return where + "a GPU tiling is not parallel, unrolled or vectorized (its threads are)";
+        int64_t threads = 1;
+        for (size_t l = 0; l < st.loops.size(); l++) threads *= st.loops[l].is_rvar ? 1 : t.tiles[0][l];
+        if (threads > kMaxGpuThreads)
+            return where + std::to_string(threads) + " GPU threads per block, over " + std::to_string(kMaxGpuThreads);
+    }
     return "";
 }
 
 } // namespace
+
+Halide::Target host_part(const Halide::Target &target) {
+    Halide::Target host = target;
+    for (Halide::Target::Feature f :
+         {Halide::Target::CUDA, Halide::Target::OpenCL, Halide::Target::Metal, Halide::Target::D3D12Compute,
+          Halide::Target::OpenGLCompute, Halide::Target::CUDACapability30, Halide::Target::CUDACapability32,
+          Halide::Target::CUDACapability35, Halide::Target::CUDACapability50, Halide::Target::CUDACapability61,
+          Halide::Target::CUDACapability70, Halide::Target::CUDACapability75, Halide::Target::CUDACapability80,
+          Halide::Target::CUDACapability86}) {
+        host = host.without_feature(f);
+    }
+    return host;
+}
 
 std::string storage_error(const LoopNest &nest, int node) {
     const FuncSchedule &fs = nest.funcs[size_t(node)];

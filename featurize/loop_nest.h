@@ -19,7 +19,8 @@
 // schedules consumers before producers (the DAG's node order), so an unscheduled Func's
 // consumers are always scheduled, and every scheduled Func's region is known.
 //
-// Room for GPUs: a level can later carry block/thread annotations beside `parallel`.
+// GPUs: a stage of a Func at root can be tiled onto a GPU (StageTiling::gpu): its two levels are
+// then the grid of thread blocks and the threads of one block.
 #pragma once
 
 #include "featurize/function_dag.h"
@@ -60,9 +61,16 @@ struct StageTiling {
     int vector_width = 1;
     bool parallel = false; // Funcs at root only: level 0's pure loops fused into one parallel loop
     bool unroll = false;   // the point level's pure loops are unrolled (the tiled only: constant extents)
+    // Funcs at root only, with exactly one tile level: level 0's pure loops are GPU blocks, the
+    // point level's pure loops the threads of a block (its tile: at most kMaxGpuThreads points);
+    // reduction loops run serially inside a thread (whole) or around the threads (one wide).
+    bool gpu = false;
 
     int levels() const { return int(tiles.size()) + 1; } // tiling levels, the point level included
 };
+
+// Threads per GPU block: CUDA's limit on every device since compute capability 2.0.
+constexpr int64_t kMaxGpuThreads = 1024;
 
 struct FuncSchedule {
     Site compute, store; // store encloses compute; hoisting it further out is not legal yet (storage_error)
@@ -137,6 +145,8 @@ inline Region allocated_region(const Node &node, const Site &store, const Region
 }
 // Why a Func's storage site is illegal given its compute site, or empty.
 std::string storage_error(const LoopNest &nest, int node);
+// `target` without its GPU features: the host CPU's part of it (what the CPU search schedules for).
+Halide::Target host_part(const Halide::Target &target);
 // The native SIMD width of the narrowest type a stage reads or writes (the paper's vector width).
 int native_vector_width(const FunctionDAG &dag, StageRef s, const Halide::Target &target);
 

@@ -45,7 +45,7 @@ std::string node_line(const FunctionDAG &dag, size_t n, const FuncSchedule &fs) 
 std::string stage_line(size_t s, const StageTiling &t) {
     return "stage " + std::to_string(s) + " tiles " + tiles_token(t.tiles) + " vector " +
            std::to_string(t.vector_loop) + " " + std::to_string(t.vector_width) + " parallel " +
-           std::to_string(int(t.parallel)) + " unroll " + std::to_string(int(t.unroll));
+           std::to_string(int(t.parallel)) + " unroll " + std::to_string(int(t.unroll)) + (t.gpu ? " gpu" : "");
 }
 
 // Reads the text line by line, every failure a UserError that says where. Each line must be
@@ -197,6 +197,8 @@ private:
         }
         if ((parallel != 0 && parallel != 1) || (unroll != 0 && unroll != 1)) fail("flags are 0 or 1");
         t.parallel = parallel, t.unroll = unroll;
+        std::string gpu_word;
+        t.gpu = bool(in >> gpu_word) && gpu_word == "gpu"; // a CPU stage's line ends before it
         canonical(text, stage_line(s, t));
         return t;
     }

@@ -16,7 +16,9 @@
 // Sites are `unscheduled`, `inline`, `root` or `at NODE.STAGE.LEVEL`; tiles list each tiling
 // level's extents, innermost loop first, levels separated by '/', '-' for none. Node names (their
 // stable_name: without the suffixes that differ from process to process) are checked against
-// the DAG, so a nest cannot be read into another pipeline by mistake.
+// the DAG, so a nest cannot be read into another pipeline by mistake. A stage tiled onto a GPU
+// (StageTiling::gpu) ends its line with ` gpu`; a CPU stage's line is as before, so version 1
+// readers of CPU nests are unaffected (an older reader refuses a GPU nest's line).
 #pragma once
 
 #include "featurize/loop_nest.h"

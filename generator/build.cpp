@@ -493,6 +493,7 @@ void fill(Buffer<> &buf, common::Rng &rng, double lo, double hi) {
             data[i] = T(rng.uniform_int(int64_t(lo), int64_t(hi)));
         }
     }
+    typed.set_host_dirty(); // written through the pointer: a GPU pipeline copies it to the device
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "runner/benchmark_runner.h"
 #include "featurize/codegen_guard.h"
+#include "featurize/loop_nest.h"
 #include "runner/host_target.h"
 #include "runner/machine_lock.h"
 #include "runner/system_allocator.h"
@@ -153,7 +154,9 @@ void use_system_allocator(Halide::Pipeline &p) {
             ::close(fd);
         }
     }
-    if (options.memory_limit_bytes > 0) {
+    // CUDA's driver reserves address space far beyond any limit on it (for unified addressing): a
+    // GPU job's host memory goes unlimited.
+    if (options.memory_limit_bytes > 0 && !Halide::Target(options.target).has_gpu_feature()) {
         const rlimit limit{rlim_t(options.memory_limit_bytes), rlim_t(options.memory_limit_bytes)};
         setrlimit(RLIMIT_AS, &limit);
     }
@@ -174,6 +177,7 @@ void use_system_allocator(Halide::Pipeline &p) {
         send(result_fd, 'P', prepared.payload);
         if (prepared.before_compile) prepared.before_compile();
         const Halide::Target target = runner::runnable_here(Halide::Target(options.target));
+        const bool gpu = target.has_gpu_feature();
         featurize::guard_codegen(prepared.pipeline); // every scheduler's pipelines, not only ours
         use_system_allocator(prepared.pipeline);
         prepared.pipeline.compile_jit(target);
@@ -195,12 +199,18 @@ void use_system_allocator(Halide::Pipeline &p) {
             while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {
             }
             const auto round_start = Clock::now();
-            taken.push_back(
-                time_runs(protocol, threads, [&]() { prepared.pipeline.realize(prepared.output, target); }));
+            taken.push_back(time_runs(protocol, threads, [&]() {
+                prepared.pipeline.realize(prepared.output, target);
+                // GPU kernels run asynchronously: a run ends when the device is done. The output
+                // stays on the device, and the inputs, copied there by the first (warm-up) run, too.
+                if (gpu && prepared.output.device_sync() != 0) throw std::runtime_error("device_sync failed");
+            }));
             benchmark_seconds += std::chrono::duration<double>(Clock::now() - round_start).count();
             if (k + 1 < rounds) send(result_fd, 'S', "");
         }
         const TimingResult timing = merge_rounds(taken);
+        if (gpu && prepared.output.copy_to_host() != 0) // after the timing: transfers are not timed
+            throw std::runtime_error("copying the output from the GPU failed");
         ByteWriter r;
         std::string difference;
         if (job.reference) difference = compare_buffers(*job.reference, prepared.output, options.integer_tolerance);
@@ -220,7 +230,8 @@ void use_system_allocator(Halide::Pipeline &p) {
         fail(JobStatus::OutOfMemory, "out of memory (std::bad_alloc)");
     } catch (const Halide::RuntimeError &e) {
         const std::string m = e.what();
-        const bool oom = m.find("Out of memory") != std::string::npos || m.find("out of memory") != std::string::npos;
+        const bool oom = m.find("Out of memory") != std::string::npos || m.find("out of memory") != std::string::npos ||
+                         m.find("CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos; // the device's memory
         fail(oom ? JobStatus::OutOfMemory : JobStatus::RuntimeError, m);
     } catch (const Halide::Error &e) {
         // CompileError, InternalError: a schedule or algorithm Halide rejects.
@@ -577,7 +588,9 @@ private:
 
 // Halide builds its JIT runtime on a process's first JIT compile (~0.5 s). Compiling, not running,
 // a trivial pipeline here builds it once; forked workers inherit it copy-on-write. Running JIT
-// code would start Halide's thread pool, which a fork cannot carry, so nothing is run.
+// code would start Halide's thread pool, which a fork cannot carry, so nothing is run. Only the
+// host's part of a GPU target is warmed: CUDA's driver state does not survive a fork, and each
+// worker loads its GPU runtime itself.
 void warm_jit_runtime(const Halide::Target &target) {
     Halide::Func f("schedforge_jit_warmup");
     Halide::Var x("x");
@@ -590,8 +603,9 @@ std::vector<JobResult> run_jobs(const std::vector<BenchmarkJob> &jobs, const Run
                                 const std::atomic<bool> *stop) {
     validate(options);
     static std::set<std::string> warmed;
-    if (!jobs.empty() && warmed.insert(options.target).second)
-        warm_jit_runtime(runner::runnable_here(Halide::Target(options.target)));
+    const Halide::Target target = runner::runnable_here(Halide::Target(options.target));
+    const Halide::Target host = featurize::host_part(target);
+    if (!jobs.empty() && warmed.insert(host.to_string()).second) warm_jit_runtime(host);
     return Supervisor(jobs, options, on_done, stop).run();
 }
 

@@ -89,8 +89,10 @@ struct RunnerOptions {
     std::string machine_lock;
     double compile_timeout_seconds = 600;
     double run_timeout_seconds = 60;                // for the whole timing protocol of one job
-    int64_t memory_limit_bytes = int64_t(16) << 30; // RLIMIT_AS per worker; 0: none
-    std::string target = "host";                    // Halide target string for JIT compiles
+    int64_t memory_limit_bytes = int64_t(16) << 30; // RLIMIT_AS per worker; 0: none (GPU targets: none)
+    // Halide target string for JIT compiles. With a GPU (host-cuda-...), a run ends when the device
+    // is done; the inputs are copied to it once, by the warm-up, and the output back after the timing.
+    std::string target = "host";
     // Integer outputs may differ from the reference by this much. Without Halide's StrictFloat
     // target feature, fast-math can move a float that becomes an integer by one.
     int64_t integer_tolerance = 0;

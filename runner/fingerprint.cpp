@@ -1,4 +1,6 @@
 #include "runner/fingerprint.h"
+
+#include "runner/cuda_device.h"
 #include "runner/host_target.h"
 
 #include <Halide.h>
@@ -39,16 +41,6 @@ int64_t parse_size(const std::string &text) {
     case 'G': return v << 30;
     default: return v;
     }
-}
-
-std::string run_command(const std::string &cmd) {
-    FILE *p = popen(("{ " + cmd + "; } 2>/dev/null").c_str(), "r");
-    if (!p) return "";
-    std::string out;
-    char buf[256];
-    while (fgets(buf, sizeof(buf), p)) out += buf;
-    pclose(p);
-    return trim(out);
 }
 
 } // namespace
@@ -130,8 +122,8 @@ HardwareFingerprint fingerprint_this_machine() {
     while (std::getline(meminfo, line)) {
         if (line.rfind("MemTotal:", 0) == 0) fp.memory_bytes = std::atoll(line.substr(9).c_str()) * 1024;
     }
-    fp.gpu_name = run_command("nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1");
-    fp.gpu_driver = run_command("nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1");
+    fp.gpu_name = cuda_device().name;
+    fp.gpu_driver = cuda_device().driver;
     fp.halide_version = SCHEDFORGE_HALIDE_VERSION;
     fp.target = runner::host_target().to_string();
     return fp;

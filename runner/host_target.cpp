@@ -1,5 +1,7 @@
 #include "runner/host_target.h"
 
+#include "runner/cuda_device.h"
+
 #include <cpuid.h>
 
 namespace schedforge::runner {
@@ -17,7 +19,7 @@ bool has_avx512_fp16() {
 Halide::Target runnable_here(Halide::Target t) {
     if (t.has_feature(Halide::Target::AVX512_SapphireRapids) && !has_avx512_fp16())
         t = t.without_feature(Halide::Target::AVX512_SapphireRapids);
-    return t;
+    return with_cuda_capability(t);
 }
 
 Halide::Target host_target() { return runnable_here(Halide::get_host_target()); }

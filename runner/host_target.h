@@ -16,7 +16,8 @@ Halide::Target host_target();
 // Halide::get_jit_target_from_environment() (HL_JIT_TARGET, else the host), corrected as above:
 // JIT code runs on this CPU.
 Halide::Target jit_target();
-// `t` less AVX512_SapphireRapids where this CPU lacks AVX512-FP16.
+// `t` less AVX512_SapphireRapids where this CPU lacks AVX512-FP16, and with the CUDA device's
+// compute capability where it has CUDA but names none (runner/cuda_device.h; UserError without one).
 Halide::Target runnable_here(Halide::Target t);
 
 } // namespace schedforge::runner

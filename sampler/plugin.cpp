@@ -7,7 +7,8 @@
 // The target's core count is the machine parameters' parallelism (the cache size and balance
 // are not used: the cost model has its own terms); everything else comes from the environment
 // (search_options_from_environment(): SCHEDFORGE_SEARCH_CONFIG, SCHEDFORGE_BEAM_SIZE, ...).
-// The schedule is applied to the pipeline's Funcs and returned as C++ source.
+// The schedule is applied to the pipeline's Funcs and returned as C++ source. A GPU target
+// (host-cuda...) gets the search's GPU schedule (sampler/gpu_schedule.h).
 //
 // Errors reach Halide as Halide::CompileError, which GenGen reports before writing any output.
 #include "common/errors.h"
@@ -30,10 +31,6 @@ constexpr const char *kName = "SchedForge";
 void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target, const Halide::MachineParams &params,
                   Halide::AutoSchedulerResults *results) {
     try {
-        if (target.has_gpu_feature()) {
-            throw schedforge::UserError("GPU targets are not supported yet (" + target.to_string() +
-                                        "); the search schedules for the CPU");
-        }
         ss::SearchOptions options = ss::search_options_from_environment();
         options.cores = params.parallelism;
         options.validate("machine_params (parallelism is the core count)");

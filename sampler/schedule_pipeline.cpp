@@ -4,8 +4,17 @@
 #include "featurize/function_dag.h"
 #include "featurize/loop_nest_text.h"
 #include "sampler/cost_model.h"
+#include "sampler/gpu_schedule.h"
 
 namespace schedforge::sampler {
+
+SearchResult search_for_target(const featurize::FunctionDAG &dag, const Halide::Target &target, CostModel &model,
+                               const SearchOptions &options) {
+    if (!target.has_gpu_feature()) return beam_search(dag, target, model, options);
+    SearchResult r = beam_search(dag, featurize::host_part(target), model, options);
+    r.nest = gpu_nest(dag, r.nest);
+    return r;
+}
 
 ScheduledPipeline schedule_pipeline(const Halide::Pipeline &pipeline, const Halide::Target &target,
                                     const SearchOptions &options) {
@@ -16,7 +25,7 @@ ScheduledPipeline schedule_pipeline(const featurize::FunctionDAG &dag, const Hal
                                     const SearchOptions &options) {
     const std::unique_ptr<CostModel> model = make_cost_model(options.weights, options.coefficients);
     ScheduledPipeline scheduled;
-    scheduled.search = beam_search(dag, target, *model, options);
+    scheduled.search = search_for_target(dag, target, *model, options);
     featurize::apply(dag, scheduled.search.nest);
     scheduled.source = featurize::schedule_source(dag, scheduled.search.nest);
     scheduled.nest = featurize::nest_text(dag, scheduled.search.nest);

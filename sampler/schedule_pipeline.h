@@ -1,5 +1,6 @@
 // One call from a Halide pipeline to a scheduled one: build its FunctionDAG, search with the
-// manual cost model, apply the best schedule to the pipeline's Funcs. The plugin, compare-schedulers'
+// manual cost model, apply the best schedule to the pipeline's Funcs. For a GPU target, the search
+// schedules the host CPU and sampler/gpu_schedule.h carries its result onto the GPU. The plugin, compare-schedulers'
 // SchedForge column and the dataset tools all schedule through it.
 #pragma once
 
@@ -18,6 +19,11 @@ struct ScheduledPipeline {
     std::string source; // featurize::schedule_source() of the schedule applied
     std::string nest;   // featurize::nest_text() of it (what datasets store)
 };
+
+// The search for `target`: beam_search() for a CPU; for a GPU, beam_search() for its host, carried
+// onto the GPU (gpu_nest(); the result's features and cost are then the host schedule's).
+SearchResult search_for_target(const featurize::FunctionDAG &dag, const Halide::Target &target, CostModel &model,
+                               const SearchOptions &options);
 
 // Throws featurize::UnsupportedPipeline for a pipeline the search cannot take (e.g. a Func
 // without estimates).

@@ -5,7 +5,7 @@
 //   autoschedule (--app NAME | --pipeline SEED [--config GENERATOR.yaml])
 //                [--search-config SEARCH.yaml] [--beam 64] [--passes 1] [--dropout 1] [--seed 0]
 //                [--cores N] [--threads N] [--features] [--check] [--benchmark] [--stage-times]
-//                [--nest FILE | --nest-out FILE] [--stmt FILE]
+//                [--nest FILE | --nest-out FILE] [--stmt FILE] [--target host]
 //
 // Flags override the search config, which overrides the built-in defaults
 // (configs/search/default.yaml documents them). --check compiles the schedule and compares its
@@ -18,7 +18,9 @@
 // --stage-times runs the schedule under Halide's sampling profiler for about two seconds and
 // prints each Func's share of the time beside its share of the manual model's predicted cost:
 // where a schedule is mispriced, the stage whose price is wrong. Both are for one core: the
-// profiler attributes time exactly only on one thread (runner/stage_profile.h).
+// profiler attributes time exactly only on one thread (runner/stage_profile.h). --target names the
+// Halide target; a GPU one (host-cuda-cuda_capability_80) gets the GPU schedule of
+// sampler/gpu_schedule.h, whose predicted cost and statistics are the host search's.
 #include "apps/app.h"
 #include "common/yaml_reader.h"
 #include "featurize/apply.h"
@@ -33,6 +35,7 @@
 #include "runner/stage_profile.h"
 #include "sampler/beam_search.h"
 #include "sampler/cost_model.h"
+#include "sampler/gpu_schedule.h"
 #include "sampler/schedule_pipeline.h"
 #include "sampler/search_options.h"
 #include "tools/cli.h"
@@ -192,7 +195,7 @@ void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &o
 
 int main(int argc, char **argv) {
     CLI::App app{"Schedule a pipeline with schedforge's beam search.", "autoschedule"};
-    std::string app_name, generator_config, search_config, weights, nest_in, nest_out, stmt_out;
+    std::string app_name, generator_config, search_config, weights, nest_in, nest_out, stmt_out, target_text;
     std::optional<uint64_t> pipeline_seed;
     std::optional<int> beam, passes, cores, threads;
     std::optional<double> dropout;
@@ -210,6 +213,8 @@ int main(int argc, char **argv) {
     app.add_option("--seed", seed, "Dropout seed");
     app.add_option("--cores", cores, "Cores of the target (default: this machine's)");
     app.add_option("--threads", threads, "Search threads (default: all)");
+    app.add_option("--target", target_text,
+                   "Halide target (default: this machine; host-cuda-cuda_capability_80 for an NVIDIA GPU)");
     app.add_flag("--features", show_features, "Print each stage's features and cost terms");
     app.add_flag("--check", check, "Compile the schedule and compare its output with compute_root's");
     app.add_flag("--benchmark", bench, "Time the schedule and compute_root's with the benchmark runner");
@@ -242,7 +247,13 @@ int main(int argc, char **argv) {
         } else if (!sa::make_app(app_name)) {
             throw UserError("--app: unknown app '" + app_name + "'");
         }
-        const Halide::Target target = runner::host_target();
+        if (!target_text.empty() && !Halide::Target::validate_target_string(target_text))
+            throw UserError("--target '" + target_text + "' is not a Halide target");
+        const Halide::Target target =
+            target_text.empty() ? runner::host_target() : runner::runnable_here(Halide::Target(target_text));
+        const bool gpu = target.has_gpu_feature();
+        if (gpu && (stage_times || show_features))
+            throw UserError("--stage-times and --features describe CPU schedules; not with a GPU --target");
         auto build = [spec, app_name]() { return build_subject(spec, app_name); };
         const bool given_nest = !nest_in.empty();
         const std::string nest_text = given_nest ? schedforge::yaml::read_file(nest_in) : "";
@@ -262,10 +273,10 @@ int main(int argc, char **argv) {
         const std::unique_ptr<ss::CostModel> model = ss::make_cost_model(options.weights, options.coefficients);
         ss::SearchResult r;
         if (!given_nest) {
-            r = ss::beam_search(dag, target, *model, options);
+            r = ss::search_for_target(dag, target, *model, options);
         } else {
             r.nest = sf::parse_nest_text(dag, nest_text);
-            r.features = sf::compute_schedule_features(dag, r.nest, target);
+            r.features = sf::compute_schedule_features(dag, r.nest, gpu ? sf::host_part(target) : target);
             model->set_pipeline(dag, model_cores(options));
             std::vector<double> cost;
             model->evaluate({&r.features}, cost);
@@ -331,6 +342,7 @@ int main(int argc, char **argv) {
             reference.pipeline.realize(reference.output, strict);
             sf::apply(dag, r.nest);
             subject.pipeline.realize(subject.output, strict);
+            if (subject.output.copy_to_host() != 0) throw std::runtime_error("copying the output from the GPU failed");
             const std::string diff = runner::compare_buffers(reference.output, subject.output);
             if (!diff.empty()) {
                 std::cerr << "autoschedule: the schedule's output differs from compute_root's: " << diff << "\n";

@@ -184,7 +184,7 @@ std::vector<Subject> make_subjects(const Options &o, const Plan &plan, const Hal
         subjects.push_back({a, "app", true, [a, target, autoschedule](const std::string &scheduler) {
                                 schedforge::apps::BuiltApp built = schedforge::apps::build_app(a, /*small=*/false);
                                 if (scheduler == "manual")
-                                    built.app->schedule_manual(target);
+                                    schedforge::apps::schedule_manual(built, target);
                                 else if (scheduler == "root")
                                     schedforge::apps::schedule_compute_root(built);
                                 else if (scheduler != "inline")
@@ -339,6 +339,7 @@ int main(int argc, char **argv) {
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         Plan plan = check_command_line(o);
         const Halide::Target target = runner::runnable_here(Halide::Target(o.runner.target));
+        o.runner.target = target.to_string(); // completed: the workers need not probe a GPU again
         // Fast-math may move a float that becomes an integer by one; StrictFloat does not.
         o.runner.integer_tolerance = target.has_feature(Halide::Target::StrictFloat) ? 0 : 1;
         schedforge::tools::ensure_directory(o.out_dir);

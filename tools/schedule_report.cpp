@@ -174,6 +174,8 @@ int main(int argc, char **argv) {
                                 : schedforge::tools::split_list(references_text);
         if (!Halide::Target::validate_target_string(config.runner.target))
             throw UserError("--target '" + config.runner.target + "' is not a Halide target");
+        if (Halide::Target(config.runner.target).has_gpu_feature()) // it prices schedules with the CPU model
+            throw UserError("--target: schedule-report ranks CPU schedules; GPU ones have no cost model yet");
         config.runner.integer_tolerance = 1; // fast-math may move a float that becomes an integer by one
         config.validate();
         if (fs::exists(out_dir + "/population.h5"))

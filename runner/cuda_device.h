@@ -1,0 +1,34 @@
+// The NVIDIA GPU of this machine, as nvidia-smi describes it, and the Halide target for it.
+//
+// Nothing here touches CUDA itself: the benchmark runner forks its workers from the calling
+// process, and on an H200 machine (driver 580) every GPU run in workers forked after a probe through
+// the driver API (cuInit in a forked child of our own) failed with CUDA error 3 (not initialized),
+// while the same runs passed without the probe. nvidia-smi runs in a process of its own (NVML).
+// Halide's runtime opens the CUDA driver itself, in the workers.
+#pragma once
+
+#include <Halide.h>
+
+#include <cstdint>
+#include <string>
+
+namespace schedforge::runner {
+
+struct CudaDevice {
+    bool present = false;
+    std::string absent_reason; // why not, when absent ("no CUDA driver (libcuda.so.1)", ...)
+    std::string name;
+    int capability_major = 0, capability_minor = 0;
+    int64_t memory_bytes = 0;
+    std::string driver; // the driver's version ("580.159.04")
+};
+
+// GPU 0, probed once per process.
+const CudaDevice &cuda_device();
+
+// `target` with a CUDA compute capability where it has CUDA but names none: the device's, or the
+// highest Halide 14 knows below it (8.6 for a 9.0 device: its code runs on later devices). Throws
+// UserError where no device is present to take it from.
+Halide::Target with_cuda_capability(const Halide::Target &target);
+
+} // namespace schedforge::runner
