@@ -28,9 +28,16 @@ std::string trimmed(const std::string &s) {
 }
 
 CudaDevice probe() {
+    const std::string query = command_output(
+        "nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader,nounits -i 0");
+    return parse_nvidia_smi(query, trimmed(query).empty() ? "" : command_output("nvidia-smi"));
+}
+
+} // namespace
+
+CudaDevice parse_nvidia_smi(const std::string &query, const std::string &summary) {
     CudaDevice d;
-    const std::string line = trimmed(command_output(
-        "nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader,nounits -i 0"));
+    const std::string line = trimmed(query.substr(0, query.find('\n')));
     if (line.empty()) {
         d.absent_reason = "no NVIDIA GPU (nvidia-smi is missing or sees none)";
         return d;
@@ -50,11 +57,15 @@ CudaDevice probe() {
     } catch (const std::exception &) {
         d = CudaDevice();
         d.absent_reason = "nvidia-smi's description of GPU 0 is unreadable: " + line;
+        return d;
+    }
+    const std::string key = "CUDA Version:";
+    if (const size_t at = summary.find(key); at != std::string::npos) {
+        std::istringstream version(summary.substr(at + key.size()));
+        version >> d.cuda_version;
     }
     return d;
 }
-
-} // namespace
 
 const CudaDevice &cuda_device() {
     static const CudaDevice device = probe();

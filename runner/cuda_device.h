@@ -20,11 +20,17 @@ struct CudaDevice {
     std::string name;
     int capability_major = 0, capability_minor = 0;
     int64_t memory_bytes = 0;
-    std::string driver; // the driver's version ("580.159.04")
+    std::string driver;       // the driver's version ("580.159.04")
+    std::string cuda_version; // the newest CUDA the driver runs ("13.0"), as nvidia-smi's summary says
 };
 
 // GPU 0, probed once per process.
 const CudaDevice &cuda_device();
+
+// The device described by `nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version
+// --format=csv,noheader,nounits -i 0` (`query`) and plain `nvidia-smi` (`summary`, for the CUDA
+// version); absent, with the reason, where `query` is empty or unreadable.
+CudaDevice parse_nvidia_smi(const std::string &query, const std::string &summary);
 
 // `target` with a CUDA compute capability where it has CUDA but names none: the device's, or the
 // highest Halide 14 knows below it (8.6 for a 9.0 device: its code runs on later devices). Throws

@@ -60,6 +60,9 @@ std::vector<std::pair<std::string, std::string>> HardwareFingerprint::fields() c
     f.emplace_back("isa_features", isa);
     f.emplace_back("gpu_name", gpu_name);
     f.emplace_back("gpu_driver", gpu_driver);
+    f.emplace_back("gpu_compute_capability", gpu_compute_capability);
+    f.emplace_back("gpu_memory_bytes", gpu_memory_bytes ? std::to_string(gpu_memory_bytes) : "");
+    f.emplace_back("gpu_cuda_version", gpu_cuda_version);
     f.emplace_back("halide_version", halide_version);
     f.emplace_back("target", target);
     return f;
@@ -124,6 +127,12 @@ HardwareFingerprint fingerprint_this_machine() {
     }
     fp.gpu_name = cuda_device().name;
     fp.gpu_driver = cuda_device().driver;
+    if (cuda_device().present) {
+        fp.gpu_compute_capability =
+            std::to_string(cuda_device().capability_major) + "." + std::to_string(cuda_device().capability_minor);
+        fp.gpu_memory_bytes = cuda_device().memory_bytes;
+        fp.gpu_cuda_version = cuda_device().cuda_version;
+    }
     fp.halide_version = SCHEDFORGE_HALIDE_VERSION;
     fp.target = runner::host_target().to_string();
     return fp;

@@ -21,7 +21,10 @@ struct HardwareFingerprint {
     std::vector<CacheInfo> caches;         // of cpu0, one entry per level and type
     std::vector<std::string> isa_features; // the x86 SIMD flags that matter to codegen
     int64_t memory_bytes = 0;              // MemTotal
-    std::string gpu_name, gpu_driver;      // empty where no NVIDIA GPU is visible
+    std::string gpu_name, gpu_driver;      // empty where no NVIDIA GPU is visible (runner/cuda_device.h)
+    std::string gpu_compute_capability;    // "9.0"; empty without a GPU
+    int64_t gpu_memory_bytes = 0;          // 0 without a GPU
+    std::string gpu_cuda_version;          // the newest CUDA its driver runs ("13.0")
     std::string halide_version;            // of the Halide this build links
     std::string target;                    // Halide's host target string
 

@@ -1,4 +1,5 @@
 // The hardware fingerprint is filled in on this machine.
+#include "runner/cuda_device.h"
 #include "runner/fingerprint.h"
 
 #include <gtest/gtest.h>
@@ -24,6 +25,33 @@ TEST(Fingerprint, FieldsAreFilledOnThisMachine) {
     // Every field appears in the key = value listing.
     EXPECT_EQ(fp.fields().front().first, "cpu_model");
     EXPECT_EQ(fp.fields().back(), std::make_pair(std::string("target"), fp.target));
+}
+
+// nvidia-smi's answers on an NVIDIA H200 machine (2026-11-30), and the fields they give.
+TEST(CudaDevice, ReadsNvidiaSmi) {
+    const CudaDevice d = parse_nvidia_smi("NVIDIA H200, 9.0, 143771, 580.159.04\n",
+                                          "| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     "
+                                          "CUDA Version: 13.0     |\n");
+    ASSERT_TRUE(d.present) << d.absent_reason;
+    EXPECT_EQ(d.name, "NVIDIA H200");
+    EXPECT_EQ(d.capability_major, 9);
+    EXPECT_EQ(d.capability_minor, 0);
+    EXPECT_EQ(d.memory_bytes, int64_t(143771) << 20);
+    EXPECT_EQ(d.driver, "580.159.04");
+    EXPECT_EQ(d.cuda_version, "13.0");
+}
+
+TEST(CudaDevice, AbsentWithTheReason) {
+    EXPECT_NE(parse_nvidia_smi("", "").absent_reason.find("no NVIDIA GPU"), std::string::npos);
+    const CudaDevice garbled = parse_nvidia_smi("NVIDIA H200, nine, 143771, 580", "");
+    EXPECT_FALSE(garbled.present);
+    EXPECT_NE(garbled.absent_reason.find("unreadable"), std::string::npos);
+    // This machine's: present or not, and said why not.
+    const CudaDevice &here = cuda_device();
+    EXPECT_TRUE(here.present || !here.absent_reason.empty());
+    const HardwareFingerprint fp = fingerprint_this_machine();
+    EXPECT_EQ(fp.gpu_name, here.name);
+    EXPECT_EQ(fp.gpu_compute_capability.empty(), !here.present);
 }
 
 } // namespace
