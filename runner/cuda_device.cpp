@@ -1,6 +1,7 @@
 #include "runner/cuda_device.h"
 
 #include "common/errors.h"
+#include "common/text.h"
 
 #include <cstdio>
 #include <sstream>
@@ -22,29 +23,24 @@ std::string command_output(const std::string &cmd) {
     return out;
 }
 
-std::string trimmed(const std::string &s) {
-    const size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
-    return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
 CudaDevice probe() {
     const std::string query = command_output(
         "nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader,nounits -i 0");
-    return parse_nvidia_smi(query, trimmed(query).empty() ? "" : command_output("nvidia-smi"));
+    return parse_nvidia_smi(query, common::trim(query).empty() ? "" : command_output("nvidia-smi"));
 }
 
 } // namespace
 
 CudaDevice parse_nvidia_smi(const std::string &query, const std::string &summary) {
     CudaDevice d;
-    const std::string line = trimmed(query.substr(0, query.find('\n')));
+    const std::string line = common::trim(query.substr(0, query.find('\n')));
     if (line.empty()) {
         d.absent_reason = "no NVIDIA GPU (nvidia-smi is missing or sees none)";
         return d;
     }
     std::vector<std::string> fields;
     std::istringstream in(line);
-    for (std::string f; std::getline(in, f, ',');) fields.push_back(trimmed(f));
+    for (std::string f; std::getline(in, f, ',');) fields.push_back(common::trim(f));
     const size_t dot = fields.size() == 4 ? fields[1].find('.') : std::string::npos;
     try {
         if (dot == std::string::npos) throw std::invalid_argument(line);

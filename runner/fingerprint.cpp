@@ -1,5 +1,6 @@
 #include "runner/fingerprint.h"
 
+#include "common/text.h"
 #include "runner/cuda_device.h"
 #include "runner/host_target.h"
 
@@ -24,15 +25,9 @@ std::string read_text(const std::string &path) {
     return s.str();
 }
 
-std::string trim(std::string s) {
-    s.erase(0, s.find_first_not_of(" \t\n"));
-    s.erase(s.find_last_not_of(" \t\n") + 1);
-    return s;
-}
-
 // "32K" -> 32768
 int64_t parse_size(const std::string &text) {
-    const std::string t = trim(text);
+    const std::string t = common::trim(text);
     if (t.empty()) return 0;
     int64_t v = std::atoll(t.c_str());
     switch (t.back()) {
@@ -77,7 +72,7 @@ HardwareFingerprint fingerprint_this_machine() {
     while (std::getline(cpuinfo, line)) {
         const size_t colon = line.find(':');
         if (colon == std::string::npos) continue;
-        const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+        const std::string key = common::trim(line.substr(0, colon)), value = common::trim(line.substr(colon + 1));
         if (key == "model name" && fp.cpu_model.empty()) fp.cpu_model = value;
         if (key == "physical id") physical_id = value;
         if (key == "core id") cores.emplace(physical_id, value);
@@ -103,7 +98,7 @@ HardwareFingerprint fingerprint_this_machine() {
     for (const fs::path &p : entries) {
         CacheInfo c;
         c.level = std::atoi(read_text((p / "level").string()).c_str());
-        c.type = trim(read_text((p / "type").string()));
+        c.type = common::trim(read_text((p / "type").string()));
         c.size_bytes = parse_size(read_text((p / "size").string()));
         fp.caches.push_back(c);
     }

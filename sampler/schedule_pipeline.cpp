@@ -10,9 +10,8 @@ namespace schedforge::sampler {
 
 SearchResult search_for_target(const featurize::FunctionDAG &dag, const Halide::Target &target, CostModel &model,
                                const SearchOptions &options) {
-    if (!target.has_gpu_feature()) return beam_search(dag, target, model, options);
-    SearchResult r = beam_search(dag, featurize::host_part(target), model, options);
-    r.nest = gpu_nest(dag, r.nest);
+    SearchResult r = beam_search(dag, featurize::host_part(target), model, options); // a CPU target's self
+    if (target.has_gpu_feature()) r.nest = gpu_nest(dag, r.nest);
     return r;
 }
 
