@@ -1,13 +1,13 @@
 #include "datagen/refeaturize.h"
 
 #include "common/errors.h"
+#include "datagen/stored.h"
 #include "datasets/operations.h"
 #include "datasets/reader.h"
 #include "datasets/writer.h"
 #include "featurize/function_dag.h"
 #include "featurize/pipeline_features.h"
 #include "featurize/schedule_features.h"
-#include "datagen/stored.h"
 
 #include <filesystem>
 #include <vector>
@@ -29,6 +29,7 @@ RefeaturizeReport refeaturize_dataset(const std::string &input, const std::strin
     }
     const std::optional<gen::GeneratorConfig> generator = recorded_generator(info.config, input);
     const Halide::Target target(info.target);
+    const sf::CacheSizes caches = recorded_cache_sizes(info.hardware); // the machine that timed them
     info.pipeline_feature_version = sf::PipelineFeatures::version();
     info.pipeline_feature_names = sf::PipelineFeatures::names();
     info.schedule_feature_version = sf::ScheduleFeatures::version();
@@ -61,8 +62,8 @@ RefeaturizeReport refeaturize_dataset(const std::string &input, const std::strin
                     throw UserError(where + ", schedule row " + std::to_string(s) +
                                     ": features but no stored loop nest to recompute them from");
                 } else {
-                    rec.features =
-                        stored_nest_features(dag, rec.nest, target, where + ", schedule row " + std::to_string(s));
+                    rec.features = stored_nest_features(dag, rec.nest, target, caches,
+                                                        where + ", schedule row " + std::to_string(s));
                     report.refeaturized++;
                 }
                 writer->add_schedule(rec);

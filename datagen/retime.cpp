@@ -1,15 +1,15 @@
 #include "datagen/retime.h"
 
 #include "common/errors.h"
+#include "datagen/generate.h"
+#include "datagen/records.h"
+#include "datagen/stored.h"
 #include "datasets/operations.h"
 #include "datasets/reader.h"
 #include "datasets/writer.h"
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
 #include "featurize/loop_nest_text.h"
-#include "datagen/generate.h"
-#include "datagen/records.h"
-#include "datagen/stored.h"
 #include "runner/output_check.h"
 
 #include <filesystem>
@@ -86,6 +86,7 @@ RetimeReport retime_dataset(const std::string &input, const std::string &out, co
     info.producer +=
         " (timed again: the schedules of " + without_recompute_notes(in.producer) + " " + in.producer_commit + ")";
     const Halide::Target target(info.target);
+    const sf::CacheSizes caches = recorded_cache_sizes(info.hardware); // this machine's
     const HeldRecords existing = continuing ? read_existing(partial, info) : HeldRecords();
 
     // Every record read and checked, and its jobs planned, before the first worker starts.
@@ -138,7 +139,7 @@ RetimeReport retime_dataset(const std::string &input, const std::string &out, co
                     continue;
                 }
                 rec.features =
-                    stored_nest_features(dag, rec.nest, target, where + ", schedule row " + std::to_string(s));
+                    stored_nest_features(dag, rec.nest, target, caches, where + ", schedule row " + std::to_string(s));
                 runner::BenchmarkJob job;
                 job.name = "pipeline row " + std::to_string(row) + " schedule row " + std::to_string(s);
                 job.return_output = true;

@@ -51,7 +51,8 @@ BuiltSubject build(const ReportConfig &c) { return build_subject(c.app, c.pipeli
 // The payload of a population member whose LoopNest `nest` is applied to `dag`'s Funcs.
 std::string member_payload(const sf::FunctionDAG &dag, const sf::LoopNest &nest, const Halide::Target &target,
                            const ss::SearchOptions &search, ss::CostModel &model) {
-    const std::vector<sf::StageFeatures> features = sf::compute_schedule_features(dag, nest, target);
+    const std::vector<sf::StageFeatures> features =
+        sf::compute_schedule_features(dag, nest, target, search.cache_sizes());
     std::vector<double> cost;
     model.evaluate({&features}, cost);
     ss::ManualCostModel manual(search.coefficients);

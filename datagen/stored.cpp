@@ -3,14 +3,19 @@
 #include "apps/app.h"
 #include "common/build_info.h"
 #include "common/errors.h"
+#include "common/text.h"
 #include "common/yaml_reader.h"
+#include "datagen/records.h"
 #include "featurize/function_dag.h"
 #include "featurize/loop_nest_text.h"
 #include "featurize/schedule_features.h"
 #include "generator/synthesize.h"
-#include "datagen/records.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <set>
+#include <sstream>
 
 namespace schedforge::datagen {
 
@@ -75,14 +80,32 @@ datasets::PipelineRecord with_current_features(const datasets::PipelineRecord &p
 }
 
 std::vector<float> stored_nest_features(const featurize::FunctionDAG &dag, const std::string &nest,
-                                        const Halide::Target &target, const std::string &where) {
+                                        const Halide::Target &target, const featurize::CacheSizes &caches,
+                                        const std::string &where) {
     featurize::LoopNest parsed;
     try {
         parsed = featurize::parse_nest_text(dag, nest);
     } catch (const UserError &e) {
         throw UserError(where + ": " + e.what());
     }
-    return flattened(featurize::compute_schedule_features(dag, parsed, target));
+    return flattened(featurize::compute_schedule_features(dag, parsed, target, caches));
+}
+
+featurize::CacheSizes recorded_cache_sizes(const std::string &hardware) {
+    std::map<std::string, double> fields;
+    std::istringstream lines(hardware);
+    for (std::string line; std::getline(lines, line);) {
+        const size_t eq = line.find('=');
+        if (eq == std::string::npos) continue;
+        const std::string value = common::trim(line.substr(eq + 1));
+        if (!value.empty()) fields[common::trim(line.substr(0, eq))] = std::atof(value.c_str());
+    }
+    featurize::CacheSizes sizes;
+    if (fields["cache_L2_Unified"] > 0) sizes.core_bytes = fields["cache_L2_Unified"];
+    if (fields["cache_L3_Unified"] > 0) {
+        sizes.shared_bytes_per_core = fields["cache_L3_Unified"] / std::max(1.0, fields["physical_cores"]);
+    }
+    return sizes;
 }
 
 namespace {

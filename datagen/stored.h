@@ -4,10 +4,11 @@
 // text); an app is built by name.
 #pragma once
 
+#include "datagen/subject.h"
 #include "datasets/schema.h"
+#include "featurize/schedule_features.h"
 #include "generator/config.h"
 #include "generator/spec.h"
-#include "datagen/subject.h"
 
 #include <optional>
 #include <string>
@@ -45,10 +46,15 @@ StoredSubject stored_subject(const datasets::PipelineRecord &p, const std::optio
 datasets::PipelineRecord with_current_features(const datasets::PipelineRecord &p, const featurize::FunctionDAG &dag,
                                                const std::string &where);
 
-// This build's schedule features of stored nest text for `target`, as datasets store them
-// (flattened). UserError naming `where` for a nest this build cannot read.
+// This build's schedule features of stored nest text for `target` and `caches`, as datasets store
+// them (flattened). UserError naming `where` for a nest this build cannot read.
 std::vector<float> stored_nest_features(const featurize::FunctionDAG &dag, const std::string &nest,
-                                        const Halide::Target &target, const std::string &where);
+                                        const Halide::Target &target, const featurize::CacheSizes &caches,
+                                        const std::string &where);
+
+// The caches of the machine a file's hardware fingerprint ("key = value" lines) describes: its L2,
+// and its L3 over its physical cores; the built-in sizes for what the record does not say.
+featurize::CacheSizes recorded_cache_sizes(const std::string &hardware);
 
 // A file's producer attribute without the notes of earlier feature recomputes at its end: a file
 // whose features are recomputed again (refeaturize, retime) names only the latest.

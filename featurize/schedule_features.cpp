@@ -82,8 +82,8 @@ struct Load {
 
 class Featurizer {
 public:
-    Featurizer(const FunctionDAG &dag, const LoopNest &nest, const Halide::Target &target)
-        : dag_(dag), nest_(nest), target_(target), b_(dag, nest), points_total_(dag.nodes.size()) {
+    Featurizer(const FunctionDAG &dag, const LoopNest &nest, const Halide::Target &target, const CacheSizes &caches)
+        : dag_(dag), nest_(nest), target_(target), caches_(caches), b_(dag, nest), points_total_(dag.nodes.size()) {
         for (size_t i = 0; i < dag.nodes.size(); i++) {
             points_total_[i].assign(dag.nodes[i].stages.size(), 0.0);
             const FuncSchedule &fs = nest.funcs[i];
@@ -259,6 +259,13 @@ private:
         return node;
     }
     // The stage whose loops at root contain `site` (the stage itself when the Func is at root).
+    // Whether a Func is computed inside every loop of the stage's tiling level `level` (at that
+    // level, whose site is its innermost loop, or deeper).
+    bool computes_inside(StageRef s, int level) const {
+        return std::any_of(nest_.funcs.begin(), nest_.funcs.end(), [&](const FuncSchedule &fs) {
+            return fs.compute.kind == Site::At && fs.compute.stage == s && fs.compute.level >= level;
+        });
+    }
     StageRef root_stage(StageRef s) const {
         for (Site cur = nest_.compute_site(s); cur.kind == Site::At; cur = nest_.compute_site(cur.stage)) s = cur.stage;
         return s;
@@ -394,10 +401,15 @@ private:
     // pure loops.
     template<typename Visit>
     void walk_own_loops(StageRef s, bool stop_at_level0_pure, Visit &&visit) {
+        walk_loops(s, tiling(s).levels() - 1, 0, stop_at_level0_pure, visit);
+    }
+    // The same walk over levels `innermost` to `outermost` only, from one iteration of level
+    // `innermost`'s loops (its innermost loop's body).
+    template<typename Visit>
+    void walk_loops(StageRef s, int innermost, int outermost, bool stop_at_level0_pure, Visit &&visit) {
         const Stage &st = stage(s);
-        const StageTiling &t = tiling(s);
-        Region block = b_.tile_bounds(s, t.levels() - 1);
-        for (int k = t.levels() - 1; k >= 0; k--) {
+        Region block = b_.tile_bounds(s, innermost);
+        for (int k = innermost; k >= outermost; k--) {
             const Region outer = k > 0 ? b_.tile_bounds(s, k - 1) : b_.production_bounds(s);
             for (const bool rvars : {true, false}) {
                 if (k == 0 && !rvars && stop_at_level0_pure) return;
@@ -418,6 +430,7 @@ private:
     const FunctionDAG &dag_;
     const LoopNest &nest_;
     const Halide::Target &target_;
+    const CacheSizes caches_;
     LoopNestBounds b_;
     std::vector<Allocation> allocations_;           // every non-output Func with storage
     std::vector<std::vector<double>> points_total_; // per node and stage, once featurized
@@ -589,7 +602,7 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
         f.allocation_bytes_read_per_realization += allocation;
         // Consecutive realizations in a task share much of what they read (a sliding window):
         // a byte comes from memory once per realization at most and once per task at least.
-        if (reuse_distance > kSharedCacheBytesPerCore) {
+        if (reuse_distance > caches_.shared_bytes_per_core) {
             f.bytes_read_from_memory +=
                 std::min(f.num_realizations * points(r), tasks * points(per_task.at(p))) * bpp(p);
         }
@@ -672,8 +685,13 @@ double Featurizer::accumulator_bytes_spilled(StageRef s, const std::vector<Load>
         // moves with it (a scan's does: it writes a new point each step, read from the last).
         const bool accumulates = std::none_of(st.self_calls.begin(), st.self_calls.end(),
                                               [&](const Jacobian &j) { return moves_with(j, l); });
+        if (!accumulates) return false;
+        if (computes_inside(s, level)) { // a production in every step: the accumulators go to memory
+            spilled = kL1RoundTripWeight * round_trips;
+            return false;
+        }
         const bool long_chain = around[l].extent() >= kMinExposedChain * inside[l].extent();
-        if (!accumulates || !long_chain) return false;
+        if (!long_chain) return false;
         const double accumulators = std::ceil(points(inside) * bpp(s.node) / vector_register_bytes());
         if (!accumulators_in_registers(s, inside, accumulators, level, stage_loads, f)) {
             spilled = kL1RoundTripWeight * round_trips;
@@ -713,14 +731,18 @@ bool Featurizer::accumulators_in_registers(StageRef s, const Region &block, doub
 }
 
 // The header's rule: blocks of loops from the innermost outward, each the union of its iterations'
-// reads; the first that does not fit in kCoreCacheBytes (or the last, the task) is read afresh
+// reads; the first that does not fit in the core's cache (or the last, the task) is read afresh
 // per iteration. Reads only grow from a block to the next, so that block is found by bisection.
 double Featurizer::bytes_read_past_cache(StageRef s, size_t num_loads, const ScheduleFeatures &f) {
     const StageTiling &t = tiling(s);
     const FuncSchedule &fs = nest_.funcs[size_t(s.node)];
+    // A block is a box of the stage's own loops, or a box of a consumer's loops around the
+    // site, whose reads of this Func give the box of its own loops (found only when bisection
+    // needs its bytes).
     struct Block {
         Region loop_bounds;
         double iterations; // over the whole run
+        StageRef consumer{-1, 0};
     };
     std::vector<Block> blocks;
     auto add = [&](const Region &loop_bounds) {
@@ -735,10 +757,24 @@ double Featurizer::bytes_read_past_cache(StageRef s, size_t num_loads, const Sch
         return true;
     });
     // The production is one iteration of the compute site; further out, the consumers' loops,
-    // up to the task when a parallel loop encloses the site, else to the whole run.
+    // up to the task when a parallel loop encloses the site, else to the whole run. Within the
+    // level of a site whose stage reads this Func (through inlined Funcs), loop by loop: a Func
+    // computed per step of its consumer's innermost loops is re-read once per iteration of the
+    // first of those loops whose steps together read more than the cache holds (a row of
+    // output vectors, each reading the Func at 49 places far apart), not once per task.
     const Site end = f.outer_parallelism > 1 ? Site::at(root_stage(s), 0) : Site::root();
     for (Site site = fs.compute; site.kind == Site::At && site != end;) {
-        site = site.level > 0 ? Site::at(site.stage, site.level - 1) : nest_.compute_site(site.stage);
+        const StageRef c = site.stage;
+        const Region site_box = b_.tile_bounds(c, site.level);
+        if (reads(c, site_box).count(s.node)) {
+            const double per_site = double(b_.iterations(site)) * points(site_box);
+            const bool tasks = site.level == 0 && nest_.compute_site(c).kind == Site::Root && tiling(c).parallel;
+            walk_loops(c, site.level, site.level, tasks, [&](size_t, const Region &, const Region &around, int) {
+                blocks.push_back({around, per_site / std::max(points(around), 1.0), c});
+                return true;
+            });
+        }
+        site = site.level > 0 ? Site::at(c, site.level - 1) : nest_.compute_site(c);
         if (site.kind == Site::At) {
             blocks.push_back({b_.loop_bounds(s, b_.region(s.node, site)), double(b_.iterations(site))});
         } else {
@@ -749,16 +785,20 @@ double Featurizer::bytes_read_past_cache(StageRef s, size_t num_loads, const Sch
     // whole table from the first vector on, but each load touches one line of it.
     const double bytes_per_point = double(num_loads) * kCacheLineBytes;
     auto bytes = [&](size_t i) {
-        const Region &b = blocks[i].loop_bounds;
-        return std::min(bytes_and_lines(reads(s, b)).first, points(b) * bytes_per_point);
+        Block &b = blocks[i];
+        if (b.consumer.node >= 0) {
+            b.loop_bounds = b_.loop_bounds(s, reads(b.consumer, b.loop_bounds).at(s.node));
+            b.consumer.node = -1;
+        }
+        return std::min(bytes_and_lines(reads(s, b.loop_bounds)).first, points(b.loop_bounds) * bytes_per_point);
     };
     size_t lo = 0, hi = blocks.size() - 1;
     double hi_bytes = bytes(hi);
-    if (hi_bytes <= kCoreCacheBytes) return blocks[hi].iterations * hi_bytes;
+    if (hi_bytes <= caches_.core_bytes) return blocks[hi].iterations * hi_bytes;
     while (lo < hi) { // block hi spills; none below lo does
         const size_t mid = (lo + hi) / 2;
         const double b = bytes(mid);
-        if (b > kCoreCacheBytes) {
+        if (b > caches_.core_bytes) {
             hi = mid, hi_bytes = b;
         } else {
             lo = mid + 1;
@@ -803,15 +843,15 @@ void Featurizer::load_features(StageRef s, const std::vector<Load> &stage_loads,
 } // namespace
 
 std::vector<StageFeatures> compute_schedule_features(const FunctionDAG &dag, const LoopNest &nest,
-                                                     const Halide::Target &target) {
-    return Featurizer(dag, nest, target).run();
+                                                     const Halide::Target &target, const CacheSizes &caches) {
+    return Featurizer(dag, nest, target, caches).run();
 }
 
 std::vector<StageFeatures> update_schedule_features(const FunctionDAG &dag, const LoopNest &nest,
                                                     const Halide::Target &target,
                                                     const std::vector<StageFeatures> &parent_features, int changed_node,
-                                                    int64_t *reused) {
-    Featurizer f(dag, nest, target);
+                                                    int64_t *reused, const CacheSizes &caches) {
+    Featurizer f(dag, nest, target, caches);
     if (parent_features.empty()) return f.run(); // the empty schedule has none to reuse
     const std::vector<bool> affected = f.affected_by(changed_node);
     return f.run(&parent_features, &affected, reused);

@@ -21,11 +21,15 @@
 //     inside it), each counted once;
 //   - bytes_read_past_cache (not in the paper) follows the stage's loops outward, as apply() nests
 //     them, from one vector through each loop to the production, then through its consumers'
-//     loops to its parallel task (or the whole run): while a block of loops reads at most
-//     kCoreCacheBytes, what its iterations share stays cached; the first block that reads more
-//     is read whole, once per iteration. The per-realization and per-task reads count each
-//     byte once; this counts the re-reads a loop order causes (a matrix operand streamed once
-//     per row of blocks instead of once per panel).
+//     loops to its parallel task (or the whole run): while a block of loops reads at most a
+//     core's cache (CacheSizes::core_bytes), what its iterations share stays cached; the first
+//     block that reads more is read whole, once per iteration. The per-realization and per-task
+//     reads count each byte once; this counts the re-reads a loop order causes (a matrix operand
+//     streamed once per row of blocks instead of once per panel). Around the compute site, the
+//     loops of the level of a consumer that reads the stage count one by one, not as one block:
+//     nl_means' patch distances computed per vector and search offset, inside its weighted
+//     sums' loops, re-read their 49 offsets' rows once per output row (842 KB a row, past a
+//     512 KiB L2), not once per task.
 //   - bytes_read_from_memory (not in the paper): the bytes a stage reads from each producer whose
 //     data is evicted from the last-level cache before the stage reads it, over the whole run:
 //     its reads per realization times the realizations, or, where consecutive realizations of a
@@ -33,9 +37,9 @@
 //     is what is written between its production and the read: at least its own allocation when stored at root (all of
 //     it is written before any consumer runs), the whole working set of one iteration of its store site when stored
 //     inside a consumer's loops (every Func realized there); an input image's is its size. Reads past
-//     kSharedCacheBytesPerCore come from memory. Fusing a chain of stencils into strips whose intermediates fit in the
-//     cache is what it prices; without it, the model prefers tall strips (less recomputation) whose intermediates
-//     stream through memory.
+//     a core's share of the last level (CacheSizes::shared_bytes_per_core) come from memory. Fusing a chain of stencils
+//     into strips whose intermediates fit in the cache is what it prices; without it, the model prefers tall strips
+//     (less recomputation) whose intermediates stream through memory.
 //   - library_calls (not in the paper): the stage's calls into the C math library
 //     (Stage::library_calls), its own and those of the Funcs inlined into it (0 for an inlined
 //     Func: its calls run in its readers' loops, on their cores, and are divided by their
@@ -59,7 +63,11 @@
 //     whole run. A block that fits in L1 costs nothing where the loop is no accumulation (a
 //     scan, whose calls to its own Func move with it, writes a new point at each step) or is
 //     short (fewer than kMinExposedChain steps: LLVM unrolls it and forwards the accumulators
-//     from step to step, and out-of-order execution overlaps the next block). Over a longer
+//     from step to step, and out-of-order execution overlaps the next block), unless another
+//     Func is computed inside the loop: then every step stores its accumulators and loads them
+//     again (kL1RoundTripWeight), however short the loop (nl_means' weighted sums over a 7x7
+//     search window, one vector at a time with its patch distances computed per step, ran
+//     173 ms against 89 with the distances computed per vector for the 49 steps before them). Over a longer
 //     loop, a block that fits in L1 stays in registers only where it is the unrolled point tile
 //     and the Func's whole realization (a small stack allocation with constant indices, which
 //     LLVM promotes to registers) and the target has the vector registers for it: its
@@ -166,6 +174,17 @@ inline constexpr double kMinExposedChain = 16;
 // memory. Servers have 1.5-4 MiB of L3 per core; this machine kind's knee (a streaming read by
 // one core, measured with the others idle) lies between 12 and 24 MiB of its 32 MiB L3.
 inline constexpr double kSharedCacheBytesPerCore = 16 * 1024 * 1024;
+// The caches the features assume (bytes_read_past_cache, bytes_read_from_memory): those of the
+// machine the schedule runs on. The search sizes them from its options (this machine's caches
+// unless its config names others: sampler/search_options.h); the defaults are the Zen 5 kind's
+// constants above, which the golden tests and files without a hardware record use.
+struct CacheSizes {
+    double core_bytes = kCoreCacheBytes;
+    double shared_bytes_per_core = kSharedCacheBytesPerCore;
+    bool operator==(const CacheSizes &o) const {
+        return core_bytes == o.core_bytes && shared_bytes_per_core == o.shared_bytes_per_core;
+    }
+};
 // Halide keeps allocations of a constant size up to this on the stack: no malloc.
 inline constexpr float kStackAllocationBytes = 16 * 1024; // float: Halide Exprs compare with it
 // Halide rounds an allocation sized at run time up to a constant, and keeps it on the stack, only
@@ -209,7 +228,11 @@ struct ScheduleFeatures {
     // reduction loop of kMinExposedChain steps or more where registers do not hold it (not the
     // unrolled whole realization, or more than the target's vector registers), and a block in
     // registers of fewer than kFloatAccumulatorChains float vectors (0 before).
-    static int version() { return 12; }
+    // 13: bytes_read_past_cache follows a reading consumer's loops one by one around the compute
+    // site, and takes the cache sizes of the machine (CacheSizes: a file's recorded hardware, or
+    // the search's target) instead of constants; accumulator_bytes_spilled counts a Func
+    // computed inside an accumulation loop (L1 round trips, whatever the loop's length).
+    static int version() { return 13; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();
@@ -229,9 +252,9 @@ struct StageFeatures {
 };
 
 // Features of every stage of `nest` (which must be legal: LoopNest::validate). The target gives
-// the native vector widths.
+// the native vector widths, `caches` the cache sizes.
 std::vector<StageFeatures> compute_schedule_features(const FunctionDAG &dag, const LoopNest &nest,
-                                                     const Halide::Target &target);
+                                                     const Halide::Target &target, const CacheSizes &caches = {});
 
 // The same features for a state made from another by one decision about `changed_node` (the
 // search's children): stages the decision cannot affect keep `parent_features` (the other
@@ -244,6 +267,6 @@ std::vector<StageFeatures> compute_schedule_features(const FunctionDAG &dag, con
 std::vector<StageFeatures> update_schedule_features(const FunctionDAG &dag, const LoopNest &nest,
                                                     const Halide::Target &target,
                                                     const std::vector<StageFeatures> &parent_features, int changed_node,
-                                                    int64_t *reused = nullptr);
+                                                    int64_t *reused = nullptr, const CacheSizes &caches = {});
 
 } // namespace schedforge::featurize

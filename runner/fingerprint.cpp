@@ -1,14 +1,13 @@
 #include "runner/fingerprint.h"
 
+#include "common/host_caches.h"
 #include "common/text.h"
 #include "runner/cuda_device.h"
 #include "runner/host_target.h"
 
 #include <Halide.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -23,19 +22,6 @@ std::string read_text(const std::string &path) {
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
-}
-
-// "32K" -> 32768
-int64_t parse_size(const std::string &text) {
-    const std::string t = common::trim(text);
-    if (t.empty()) return 0;
-    int64_t v = std::atoll(t.c_str());
-    switch (t.back()) {
-    case 'K': return v << 10;
-    case 'M': return v << 20;
-    case 'G': return v << 30;
-    default: return v;
-    }
 }
 
 } // namespace
@@ -87,35 +73,7 @@ HardwareFingerprint fingerprint_this_machine() {
                             "avx512_vnni", "avx512_bf16", "amx_tile", "neon", "asimd", "sve"}) {
         if (flags.count(isa)) fp.isa_features.push_back(isa);
     }
-    namespace fs = std::filesystem;
-    const fs::path cache_dir = "/sys/devices/system/cpu/cpu0/cache";
-    std::error_code ec;
-    std::vector<fs::path> entries;
-    for (const auto &e : fs::directory_iterator(cache_dir, ec)) {
-        if (e.path().filename().string().rfind("index", 0) == 0) entries.push_back(e.path());
-    }
-    std::sort(entries.begin(), entries.end());
-    for (const fs::path &p : entries) {
-        CacheInfo c;
-        c.level = std::atoi(read_text((p / "level").string()).c_str());
-        c.type = common::trim(read_text((p / "type").string()));
-        c.size_bytes = parse_size(read_text((p / "size").string()));
-        fp.caches.push_back(c);
-    }
-    if (fp.caches.empty()) {
-        // Some containers hide sysfs' cache folders; glibc reads the sizes from CPUID instead.
-        const struct {
-            int level, name;
-            const char *type;
-        } levels[] = {{1, _SC_LEVEL1_DCACHE_SIZE, "Data"},
-                      {1, _SC_LEVEL1_ICACHE_SIZE, "Instruction"},
-                      {2, _SC_LEVEL2_CACHE_SIZE, "Unified"},
-                      {3, _SC_LEVEL3_CACHE_SIZE, "Unified"}};
-        for (const auto &l : levels) {
-            const long size = sysconf(l.name);
-            if (size > 0) fp.caches.push_back({l.level, l.type, int64_t(size)});
-        }
-    }
+    fp.caches = common::host_caches();
     std::istringstream meminfo(read_text("/proc/meminfo"));
     while (std::getline(meminfo, line)) {
         if (line.rfind("MemTotal:", 0) == 0) fp.memory_bytes = std::atoll(line.substr(9).c_str()) * 1024;

@@ -1,6 +1,8 @@
 // HardwareFingerprint: what a timing was measured on, recorded beside every benchmark.
 #pragma once
 
+#include "common/host_caches.h"
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -8,11 +10,7 @@
 
 namespace schedforge::runner {
 
-struct CacheInfo {
-    int level = 0;
-    std::string type; // "Data", "Instruction", "Unified"
-    int64_t size_bytes = 0;
-};
+using CacheInfo = common::HostCache; // the fingerprint records level, type and size
 
 struct HardwareFingerprint {
     std::string cpu_model;                 // /proc/cpuinfo "model name"

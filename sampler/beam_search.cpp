@@ -72,6 +72,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
                          const SearchOptions &options_in) {
     SearchOptions options = options_in;
     if (options.cores <= 0) options.cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    const sf::CacheSizes caches = options.cache_sizes();
     const SuccessorGenerator generator(dag, target, options);
     const std::vector<Decision> &decisions = generator.decisions();
     if (decisions.empty()) throw std::invalid_argument("the pipeline has no Func to schedule");
@@ -113,8 +114,8 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
                         State &c = *batch[i];
                         c.features = options.memoize_features
                                          ? sf::update_schedule_features(dag, c.nest, target, c.parent->features,
-                                                                        decisions[d].node, &reused[i])
-                                         : sf::compute_schedule_features(dag, c.nest, target);
+                                                                        decisions[d].node, &reused[i], caches)
+                                         : sf::compute_schedule_features(dag, c.nest, target, caches);
                     });
                 });
                 result.stats.featurize_seconds += seconds_since(t);

@@ -1,5 +1,6 @@
 #include "sampler/search_options.h"
 
+#include "common/host_caches.h"
 #include "common/yaml_reader.h"
 
 #include <algorithm>
@@ -39,12 +40,48 @@ constexpr std::array<double, featurize::kNumCostTerms> kDefaultCoefficients = {
 
 SearchOptions::SearchOptions() : coefficients(kDefaultCoefficients) {}
 
+namespace {
+
+// This machine's L2 and its share of the L3; the built-in sizes where Linux does not say.
+featurize::CacheSizes host_cache_sizes() {
+    featurize::CacheSizes sizes;
+    const std::vector<common::HostCache> caches = common::host_caches();
+    auto unified = [&](int level) {
+        for (const common::HostCache &c : caches) {
+            if (c.level == level && c.type == "Unified" && c.size_bytes > 0) return &c;
+        }
+        return static_cast<const common::HostCache *>(nullptr);
+    };
+    const common::HostCache *l2 = unified(2), *l3 = unified(3);
+    if (l2) sizes.core_bytes = double(l2->size_bytes);
+    if (l3) {
+        // Its share per core: the CPUs sharing it over those sharing a core's L2 (SMT siblings).
+        const int threads_per_core = l2 && l2->shared_cpus > 0 ? l2->shared_cpus : 1;
+        const int cores = l3->shared_cpus > 0 ? std::max(1, l3->shared_cpus / threads_per_core) : 1;
+        sizes.shared_bytes_per_core = double(l3->size_bytes) / cores;
+    }
+    return sizes;
+}
+
+} // namespace
+
+featurize::CacheSizes SearchOptions::cache_sizes() const {
+    static const featurize::CacheSizes host = host_cache_sizes();
+    featurize::CacheSizes sizes = host;
+    if (core_cache_bytes > 0) sizes.core_bytes = core_cache_bytes;
+    if (shared_cache_bytes_per_core > 0) sizes.shared_bytes_per_core = shared_cache_bytes_per_core;
+    return sizes;
+}
+
 void SearchOptions::validate(const std::string &source) const {
     auto bad = [&](const std::string &what) { yaml::fail(source, what); };
     if (beam_size < 1) bad("beam_size must be at least 1, got " + std::to_string(beam_size));
     if (passes < 1) bad("passes must be at least 1, got " + std::to_string(passes));
     if (!(dropout > 0 && dropout <= 1)) bad("dropout (the chance of keeping a state) must be in (0, 1]");
     if (cores < 0) bad("cores must not be negative");
+    if (!(core_cache_bytes >= 0) || !(shared_cache_bytes_per_core >= 0)) {
+        bad("core_cache_bytes and shared_cache_bytes_per_core must not be negative (0: this machine's)");
+    }
     if (threads < 0) bad("threads must not be negative");
     if (max_tilings < 1) bad("max_tilings must be at least 1");
     if (tiling_stride < 1) bad("tiling_stride must be at least 1 (1: every tiling is costed)");
@@ -98,6 +135,10 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
             r.on("seed",
                  [&](const YAML::Node &m, const std::string &mk) { o.seed = uint64_t(yaml::integer(m, mk, source)); });
             r.on("cores", [&](const YAML::Node &m, const std::string &mk) { o.cores = integer(m, mk); });
+            r.on("core_cache_bytes",
+                 [&](const YAML::Node &m, const std::string &mk) { o.core_cache_bytes = number(m, mk); });
+            r.on("shared_cache_bytes_per_core",
+                 [&](const YAML::Node &m, const std::string &mk) { o.shared_cache_bytes_per_core = number(m, mk); });
             r.on("threads", [&](const YAML::Node &m, const std::string &mk) { o.threads = integer(m, mk); });
             r.on("max_tilings", [&](const YAML::Node &m, const std::string &mk) { o.max_tilings = integer(m, mk); });
             r.on("tiling_stride",

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "featurize/cost_terms.h"
+#include "featurize/schedule_features.h"
 
 #include <array>
 #include <cstdint>
@@ -71,10 +72,14 @@ struct SearchOptions {
     // cheaper state than the first on the apps or on random pipelines, so their time goes to a
     // wider first pass (configs/search/default.yaml has the figures).
     int beam_size = 64;
-    int passes = 1;        // coarse-to-fine (§3.2); 1 = plain beam search
-    double dropout = 1.0;  // probability of keeping each state considered for the beam (1 = none)
-    uint64_t seed = 0;     // dropout's random stream
-    int cores = 0;         // the target's parallelism (0: this machine's logical CPUs)
+    int passes = 1;       // coarse-to-fine (§3.2); 1 = plain beam search
+    double dropout = 1.0; // probability of keeping each state considered for the beam (1 = none)
+    uint64_t seed = 0;    // dropout's random stream
+    int cores = 0;        // the target's parallelism (0: this machine's logical CPUs)
+    // The target's caches that the features assume (featurize::CacheSizes): a core's own (its L2)
+    // and its share of the last level (that cache over the cores sharing it). 0: this machine's.
+    double core_cache_bytes = 0;
+    double shared_cache_bytes_per_core = 0;
     int threads = 0;       // TBB threads for successors and costs (0: TBB's default); results do not depend on it
     int max_tilings = 128; // tilings kept per stage decision (evenly thinned, deterministic)
     // Coarse to fine within a decision: each site's tilings, in their order (by tile shape), fall
@@ -99,6 +104,9 @@ struct SearchOptions {
     std::string weights; // the learned cost model's weights file (train-cost-model); empty: the manual model
 
     SearchOptions();
+    // The cache sizes above, this machine's where 0 (the built-in constants where Linux does not
+    // say: featurize/schedule_features.h).
+    featurize::CacheSizes cache_sizes() const;
     // Throws UserError naming the option when a value is out of range.
     void validate(const std::string &source) const;
 };

@@ -276,7 +276,7 @@ int main(int argc, char **argv) {
             r = ss::search_for_target(dag, target, *model, options);
         } else {
             r.nest = sf::parse_nest_text(dag, nest_text);
-            r.features = sf::compute_schedule_features(dag, r.nest, sf::host_part(target));
+            r.features = sf::compute_schedule_features(dag, r.nest, sf::host_part(target), options.cache_sizes());
             model->set_pipeline(dag, model_cores(options));
             std::vector<double> cost;
             model->evaluate({&r.features}, cost);

@@ -59,6 +59,7 @@ constexpr LegacyNetwork kLegacyNetworks[] = {
     {9, 43, 31},  // before heap_realizations (term 23 counted every realization over 16 KiB)
     {10, 44, 31}, // before library calls on every lane of a guarded tail's vectors
     {11, 44, 31}, // before accumulators priced in L1 and by the FP pipes' latency
+    {12, 44, 31}, // before consumers' loops one by one and the machine's caches in bytes_read_past_cache
 };
 static_assert(kScheduleFeatures == 44 && kTerms == 31, "add the previous network to kLegacyNetworks");
 

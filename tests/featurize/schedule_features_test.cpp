@@ -71,7 +71,7 @@ TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
     EXPECT_EQ(names[41], "library_calls");
     EXPECT_EQ(names[42], "accumulator_bytes_spilled");
     EXPECT_EQ(names.back(), "heap_realizations");
-    EXPECT_EQ(ScheduleFeatures::version(), 12);
+    EXPECT_EQ(ScheduleFeatures::version(), 13);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -507,6 +507,63 @@ TEST(ScheduleFeatures, BytesReadPastCacheSeesTheLoopOrder) {
     // around the y blocks, the panel of B and all of A (4.5 MiB), once per panel.
     EXPECT_EQ(past_cache({{1024, 128, 1024}, {1, 128, 2}}),
               points / (1024 * 128 * 1024) * (128 * 1024 + 1024 * 1024) * 4);
+}
+
+// nl_means' shape in small: s(x, y) sums p(x, y, r) over `depth` offsets r, and p(x, y, d) sums
+// 7 rows of plane d of a 3-D input. With p computed per vector and offset, inside s's update
+// loops (r, x, y from the innermost), or at root.
+struct PerStepProducer {
+    static constexpr int kWidth = 1024, kHeight = 64, kRows = 7;
+    ImageParam a{Float(32), 3, "a"};
+    Var x{"x"}, y{"y"}, d{"d"};
+    RDom r;
+    Func p{"p"}, s{"s"};
+    FunctionDAG dag;
+    explicit PerStepProducer(int depth) : r(0, depth, "r") {
+        Expr rows = a(x, y, d);
+        for (int j = 1; j < kRows; j++) rows += a(x, y + j, d);
+        p(x, y, d) = rows;
+        s(x, y) = 0.f;
+        s(x, y) += p(x, y, r);
+        a.set_estimates({{0, kWidth}, {0, kHeight + kRows - 1}, {0, depth}});
+        s.set_estimates({{0, kWidth}, {0, kHeight}});
+        dag = FunctionDAG::build(Pipeline(s));
+    }
+    std::vector<StageFeatures> run(bool per_step, const CacheSizes &caches = {}) const {
+        const int sn = node_of(dag, "s"), pn = node_of(dag, "p");
+        LoopNest n(dag);
+        // s at root, its update one vector of x at a time: level 0 holds r, x's vectors, y.
+        n.funcs[size_t(sn)] = {
+            Site::root(), Site::root(), {{{}, 0, 8, false, false}, {{{1, 8, 1}}, 1, 8, false, false}}};
+        const Site site = per_step ? Site::at({sn, 1}, 0) : Site::root();
+        n.funcs[size_t(pn)] = {site, site, {{{}, 0, 8, false, false}}};
+        EXPECT_EQ(n.validate(dag), "");
+        return compute_schedule_features(dag, n, kAvx2, caches);
+    }
+};
+
+// Per step, p reads 7 rows of one plane; a row of s's vectors reads 7 rows of all 49 planes (1.4
+// MB), all of s 70 rows of them (14 MB). Where the row fits in the core's cache, each byte comes
+// from past it once; where it does not, the row's reads are read again for every row of s (7x).
+TEST(ScheduleFeatures, BytesReadPastCacheFollowsTheConsumersLoopsAroundAPerStepProducer) {
+    PerStepProducer m(49);
+    const double row = double(m.kWidth) * m.kRows * 49 * 4, all = double(m.kWidth) * (m.kHeight + m.kRows - 1) * 49 * 4;
+    const int pn = node_of(m.dag, "p");
+    CacheSizes large, small;
+    large.core_bytes = 2 << 20;
+    small.core_bytes = 512 << 10;
+    EXPECT_EQ(features(m.run(true, large), pn).bytes_read_past_cache, all);
+    EXPECT_EQ(features(m.run(true, small), pn).bytes_read_past_cache, m.kHeight * row);
+}
+
+// A Func computed in every step of an accumulation sends the accumulators to L1 and back each
+// step, even over a reduction LLVM would otherwise unroll (9 steps, fewer than kMinExposedChain).
+TEST(ScheduleFeatures, AccumulatorsGoToMemoryAroundAProducerComputedInEveryStep) {
+    PerStepProducer m(9);
+    const int sn = node_of(m.dag, "s");
+    const double points = 9.0 * m.kWidth * m.kHeight;
+    EXPECT_EQ(features(m.run(true), sn, 1).accumulator_bytes_spilled, kL1RoundTripWeight * 2 * points * 4);
+    EXPECT_EQ(features(m.run(false), sn, 1).accumulator_bytes_spilled, 0);
 }
 
 // A boundary condition's clamped index loads as a dense vector in its steady state

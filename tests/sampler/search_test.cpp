@@ -48,6 +48,8 @@ SearchOptions options(int beam, int passes, double dropout = 1, uint64_t seed = 
     o.dropout = dropout;
     o.seed = seed;
     o.cores = 4; // fixed, so schedules do not depend on the machine
+    o.core_cache_bytes = sf::kCoreCacheBytes;
+    o.shared_cache_bytes_per_core = sf::kSharedCacheBytesPerCore;
     return o;
 }
 
@@ -282,7 +284,9 @@ TEST(BeamSearch, ReturnedFeaturesEqualFeaturizingTheSchedule) {
         gen::BuiltPipeline built = gen::build_pipeline(spec);
         const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
         const SearchResult r = search(dag, options(4, 1));
-        const std::vector<sf::StageFeatures> scratch = sf::compute_schedule_features(dag, r.nest, strict_target());
+        // The search's features assume the cache sizes of its options.
+        const std::vector<sf::StageFeatures> scratch =
+            sf::compute_schedule_features(dag, r.nest, strict_target(), options(4, 1).cache_sizes());
         ASSERT_EQ(r.features.size(), scratch.size());
         for (size_t i = 0; i < scratch.size(); i++) {
             EXPECT_TRUE(r.features[i].features.values() == scratch[i].features.values())
