@@ -3,6 +3,7 @@
 // `dataset refeaturize` rewrites a file with this build's features from those nests, refusing
 // (exit 2, nothing written) what it cannot read; `dataset retime` times those nests again, and a
 // retime killed or stopped midway continues with --resume, keeping what it had written.
+#include "datagen/stored.h"
 #include "datasets/reader.h"
 #include "datasets/verify.h"
 #include "featurize/apply.h"
@@ -83,7 +84,10 @@ void expect_nest_gives_the_record(const ds::DatasetReader &r, uint64_t row, cons
         EXPECT_EQ(alpha_renamed(sf::schedule_source(dag, nest)), alpha_renamed(s.source)) << "schedule row " << row;
     }
     std::vector<float> features;
-    for (const sf::StageFeatures &f : sf::compute_schedule_features(dag, nest, Halide::Target(r.info().target))) {
+    // The caches of the machine that made the file (generate-dataset searches with its own).
+    const sf::CacheSizes caches = schedforge::datagen::recorded_cache_sizes(r.info().hardware);
+    for (const sf::StageFeatures &f :
+         sf::compute_schedule_features(dag, nest, Halide::Target(r.info().target), caches)) {
         for (double v : f.features.values()) features.push_back(float(v));
     }
     EXPECT_EQ(features, s.features) << "schedule row " << row;
