@@ -11,7 +11,6 @@
 #include "featurize/schedule_features.h"
 #include "generator/synthesize.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -100,12 +99,9 @@ featurize::CacheSizes recorded_cache_sizes(const std::string &hardware) {
         const std::string value = common::trim(line.substr(eq + 1));
         if (!value.empty()) fields[common::trim(line.substr(0, eq))] = std::atof(value.c_str());
     }
-    featurize::CacheSizes sizes;
-    if (fields["cache_L2_Unified"] > 0) sizes.core_bytes = fields["cache_L2_Unified"];
-    if (fields["cache_L3_Unified"] > 0) {
-        sizes.shared_bytes_per_core = fields["cache_L3_Unified"] / std::max(1.0, fields["physical_cores"]);
-    }
-    return sizes;
+    // The record has no L3 sharing: its physical cores, exact where one L3 serves the machine.
+    return featurize::machine_cache_sizes(fields["cache_L2_Unified"], fields["cache_L3_Unified"],
+                                          fields["physical_cores"]);
 }
 
 namespace {

@@ -258,7 +258,6 @@ private:
         while (cur.kind == Site::At) node = cur.stage.node, cur = nest_.compute_site(cur.stage);
         return node;
     }
-    // The stage whose loops at root contain `site` (the stage itself when the Func is at root).
     // Whether a Func is computed inside every loop of the stage's tiling level `level` (at that
     // level, whose site is its innermost loop, or deeper).
     bool computes_inside(StageRef s, int level) const {
@@ -266,6 +265,7 @@ private:
             return fs.compute.kind == Site::At && fs.compute.stage == s && fs.compute.level >= level;
         });
     }
+    // The stage whose loops at root contain `site` (the stage itself when the Func is at root).
     StageRef root_stage(StageRef s) const {
         for (Site cur = nest_.compute_site(s); cur.kind == Site::At; cur = nest_.compute_site(cur.stage)) s = cur.stage;
         return s;
@@ -841,6 +841,13 @@ void Featurizer::load_features(StageRef s, const std::vector<Load> &stage_loads,
 }
 
 } // namespace
+
+CacheSizes machine_cache_sizes(double l2_bytes, double l3_bytes, double cores_sharing_l3) {
+    CacheSizes sizes;
+    if (l2_bytes > 0) sizes.core_bytes = l2_bytes;
+    if (l3_bytes > 0) sizes.shared_bytes_per_core = l3_bytes / std::max(1.0, cores_sharing_l3);
+    return sizes;
+}
 
 std::vector<StageFeatures> compute_schedule_features(const FunctionDAG &dag, const LoopNest &nest,
                                                      const Halide::Target &target, const CacheSizes &caches) {

@@ -185,6 +185,9 @@ struct CacheSizes {
         return core_bytes == o.core_bytes && shared_bytes_per_core == o.shared_bytes_per_core;
     }
 };
+// The sizes for a machine with an L2 of `l2_bytes` a core and an L3 of `l3_bytes` shared by
+// `cores_sharing_l3` cores (its share a core); a size of 0 (unknown) keeps the default.
+CacheSizes machine_cache_sizes(double l2_bytes, double l3_bytes, double cores_sharing_l3);
 // Halide keeps allocations of a constant size up to this on the stack: no malloc.
 inline constexpr float kStackAllocationBytes = 16 * 1024; // float: Halide Exprs compare with it
 // Halide rounds an allocation sized at run time up to a constant, and keeps it on the stack, only

@@ -44,7 +44,6 @@ namespace {
 
 // This machine's L2 and its share of the L3; the built-in sizes where Linux does not say.
 featurize::CacheSizes host_cache_sizes() {
-    featurize::CacheSizes sizes;
     const std::vector<common::HostCache> caches = common::host_caches();
     auto unified = [&](int level) {
         for (const common::HostCache &c : caches) {
@@ -53,14 +52,10 @@ featurize::CacheSizes host_cache_sizes() {
         return static_cast<const common::HostCache *>(nullptr);
     };
     const common::HostCache *l2 = unified(2), *l3 = unified(3);
-    if (l2) sizes.core_bytes = double(l2->size_bytes);
-    if (l3) {
-        // Its share per core: the CPUs sharing it over those sharing a core's L2 (SMT siblings).
-        const int threads_per_core = l2 && l2->shared_cpus > 0 ? l2->shared_cpus : 1;
-        const int cores = l3->shared_cpus > 0 ? std::max(1, l3->shared_cpus / threads_per_core) : 1;
-        sizes.shared_bytes_per_core = double(l3->size_bytes) / cores;
-    }
-    return sizes;
+    // The cores sharing the L3: the CPUs sharing it over those sharing a core's L2 (SMT siblings).
+    const int threads_per_core = l2 && l2->shared_cpus > 0 ? l2->shared_cpus : 1;
+    const int cores = l3 && l3->shared_cpus > 0 ? l3->shared_cpus / threads_per_core : 1;
+    return featurize::machine_cache_sizes(l2 ? double(l2->size_bytes) : 0, l3 ? double(l3->size_bytes) : 0, cores);
 }
 
 } // namespace
