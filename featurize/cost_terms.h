@@ -86,7 +86,7 @@ struct CostTermInputs {
         vector_size, num_vectors, num_scalars, scalar_loads_per_vector, vector_loads_per_vector,
         scalar_loads_per_scalar, unique_bytes_read_per_vector, unique_lines_read_per_vector, unique_bytes_read_per_task,
         unique_lines_read_per_task, bytes_at_task, innermost_bytes_at_task, working_set, bytes_read_past_cache,
-        bytes_read_from_memory, library_calls, accumulator_bytes_spilled, heap_realizations;
+        bytes_read_from_memory, library_calls, accumulator_bytes_spilled, heap_realizations, heap_bytes_refaulted;
     T is_output; // 1 for the pipeline's outputs, else 0
     T num_cores;
 };
@@ -122,6 +122,7 @@ CostTermInputs<T> cost_term_inputs(Feature feature, T is_output, T num_cores) {
             feature(I::library_calls),
             feature(I::accumulator_bytes_spilled),
             feature(I::heap_realizations),
+            feature(I::heap_bytes_refaulted),
             is_output,
             num_cores};
 }
@@ -224,8 +225,10 @@ std::array<T, kNumCostTerms> cost_terms(const CostTermInputs<T> &x) {
     // Fresh memory: an intermediate's allocation, first touched once per run (later realizations
     // reuse it); the output's buffer is the caller's. Where the allocator returns large blocks to
     // the system, each run faults them in again, at a cost per byte that varies from machine to
-    // machine by two orders (calibrate measures it).
-    t[22] = select_value(output || x.bytes_at_realization < kFreshAllocationBytes, zero, x.bytes_at_realization);
+    // machine by two orders (calibrate measures it). Pages the allocator returns and faults in
+    // again within a run cost the same (heap_bytes_refaulted).
+    t[22] = select_value(output || x.bytes_at_realization < kFreshAllocationBytes, zero, x.bytes_at_realization) +
+            x.heap_bytes_refaulted;
     t[23] = x.heap_realizations;
     t[24] = select_value(parallel, x.num_productions, zero);
     t[25] = x.num_productions * (x.inner_parallelism - 1);

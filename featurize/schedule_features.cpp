@@ -1,5 +1,6 @@
 #include "featurize/schedule_features.h"
 
+#include "featurize/cost_terms.h"
 #include "featurize/loop_nest.h"
 
 #include <algorithm>
@@ -89,8 +90,9 @@ public:
             const FuncSchedule &fs = nest.funcs[i];
             if (dag.nodes[i].is_output || (fs.store.kind != Site::Root && fs.store.kind != Site::At)) continue;
             const Region &r = b_.region(int(i), fs.store);
-            allocations_.push_back({fs.store, points(allocated_region(dag.nodes[i], fs.store, r)) *
-                                                  double(dag.nodes[i].bytes_per_point())});
+            allocations_.push_back(
+                {int(i), fs.store,
+                 points(allocated_region(dag.nodes[i], fs.store, r)) * double(dag.nodes[i].bytes_per_point())});
         }
     }
 
@@ -102,7 +104,9 @@ public:
         out.reserve(size_t(std::accumulate(dag_.nodes.begin(), dag_.nodes.end(), size_t(0),
                                            [](size_t n, const Node &node) { return n + node.stages.size(); })));
         totals_ = b_.run_totals(affected);
+        // Both depend on every allocation: kept stages get them afresh.
         const double at_root = working_set_within(Site::root());
+        const std::vector<double> refaulted = heap_bytes_refaulted();
         for (size_t i = 0; i < dag_.nodes.size(); i++) {
             for (size_t s = 0; s < dag_.nodes[i].stages.size(); s++) {
                 StageFeatures sf;
@@ -116,6 +120,9 @@ public:
                 } else if (sf.scheduled) {
                     featurize({int(i), int(s)}, sf.features);
                 }
+                // The allocation is the Func's: its first stage carries it.
+                if (sf.scheduled && !nest_.inlined(int(i)))
+                    sf.features.heap_bytes_refaulted = s == 0 ? refaulted[i] : 0;
                 if (sf.scheduled) points_total_[i][s] = sf.features.points_computed_total;
                 out.push_back(sf);
             }
@@ -174,6 +181,7 @@ public:
 
 private:
     struct Allocation {
+        int node;
         Site store;
         double bytes;
     };
@@ -284,6 +292,42 @@ private:
             if (nest_.contains(site, a.store)) sum += a.bytes;
         }
         return sum;
+    }
+    // The header's rule for heap_bytes_refaulted, per node. Allocations of a constant size up to
+    // kStackAllocationBytes are on the stack (those sized at run time, heap_realizations, are
+    // small: left out).
+    std::vector<double> heap_bytes_refaulted() {
+        std::vector<double> out(dag_.nodes.size(), 0.0);
+        double largest = kFreshAllocationBytes;
+        for (const Allocation &a : allocations_) {
+            if (a.bytes <= kMaxMmapThresholdBytes) largest = std::max(largest, a.bytes);
+        }
+        // A partial state's Funcs still to place only add allocations, which may raise the
+        // thresholds as much as the sums: until all are placed, only the mapped ones count.
+        bool complete = true;
+        for (size_t n = 0; n < dag_.nodes.size(); n++) {
+            complete = complete && (dag_.nodes[n].is_input || nest_.scheduled(int(n)));
+        }
+        auto heap_within = [&](const Site &site) {
+            double sum = 0;
+            for (const Allocation &a : allocations_) {
+                if (a.bytes > kStackAllocationBytes && nest_.contains(site, a.store)) sum += a.bytes;
+            }
+            return sum;
+        };
+        for (const Allocation &a : allocations_) {
+            if (a.store.kind != Site::At || a.bytes <= kStackAllocationBytes) continue;
+            // Realizations of the innermost trimmed site holding it (root: once a run, the first touch).
+            double touches = a.bytes > kMaxMmapThresholdBytes ? double(b_.iterations(a.store)) : 1;
+            for (const Allocation &host : allocations_) {
+                if (complete && host.store.kind == Site::At && nest_.contains(host.store, a.store) &&
+                    heap_within(host.store) > 2 * largest) {
+                    touches = std::max(touches, double(b_.iterations(host.store)));
+                }
+            }
+            out[size_t(a.node)] = (touches - 1) * a.bytes;
+        }
+        return out;
     }
     // Allocations inside the loops of any stage of `node`, and its own.
     double working_set_of_func(int node) {

@@ -91,6 +91,21 @@
 //     block of a channel mix computed per 16 pixels of a pooling update's guarded loop was
 //     allocated 4,560 times a run, each a malloc and a free (about 11 ns a pair alone, and such
 //     a block stays in memory where a constant-size one can live in registers).
+//   - heap_bytes_refaulted (not in the paper): the bytes of the Func's realizations that glibc's
+//     malloc hands back to the system when they are freed and faults in again at the next one,
+//     beyond their first touch in a run (the page_faults term's). In a process that runs the
+//     pipeline again and again, malloc's mmap threshold settles at the largest heap allocation
+//     (at least kFreshAllocationBytes, at most kMaxMmapThresholdBytes) and its trim threshold at
+//     twice that: an arena whose free top grows past the trim threshold is trimmed. So the
+//     realizations inside one iteration of a site, freed together at its end, are returned to
+//     the system when their heap bytes (over kStackAllocationBytes each) pass twice the largest
+//     allocation, and faulted in at every iteration of the innermost such site that holds them;
+//     one past kMaxMmapThresholdBytes is mapped afresh at every realization. With threads, each
+//     return is a TLB shootdown on the other cores: harris with its gray, Ix and Iy (530 KB
+//     each) per 512 x 256 tile ran 24.9 ms on 2 threads, 15.2 with trimming off, 11-14 with
+//     gray per 1536-wide task instead (one thread: 27.2 against 25.4 ms). Counted in complete
+//     schedules only: the Funcs a partial one has still to place add allocations that raise the
+//     thresholds as well as the sums, so its count is no lower bound (it misled the beam).
 // Partial states (§3.2): only scheduled stages get features. Unscheduled producers are read like
 // inputs, optimistically: their allocation is what one innermost tile needs, and every vector
 // load from them is dense.
@@ -155,7 +170,8 @@ class LoopNest;
     X(library_calls, "per-lane calls into the C math library and integer divisions made lane by lane, weighted by "    \
                      "their cost relative to sinf (below)")                                                            \
     X(accumulator_bytes_spilled, "an update's accumulator bytes loaded and stored past L1 (below)")                    \
-    X(heap_realizations, "realizations allocated with halide_malloc: over 16 KiB, or sized at run time (below)")
+    X(heap_realizations, "realizations allocated with halide_malloc: over 16 KiB, or sized at run time (below)")       \
+    X(heap_bytes_refaulted, "heap bytes the allocator returns to the system and faults in again, per run (below)")
 
 // The cache a core reuses data from between iterations of its loops: the L2 of current x86 servers.
 inline constexpr double kCoreCacheBytes = 1024 * 1024;
@@ -188,6 +204,8 @@ struct CacheSizes {
 // The sizes for a machine with an L2 of `l2_bytes` a core and an L3 of `l3_bytes` shared by
 // `cores_sharing_l3` cores (its share a core); a size of 0 (unknown) keeps the default.
 CacheSizes machine_cache_sizes(double l2_bytes, double l3_bytes, double cores_sharing_l3);
+// glibc's malloc maps allocations from this size up afresh whatever its threshold has become.
+inline constexpr double kMaxMmapThresholdBytes = 32 * 1024 * 1024;
 // Halide keeps allocations of a constant size up to this on the stack: no malloc.
 inline constexpr float kStackAllocationBytes = 16 * 1024; // float: Halide Exprs compare with it
 // Halide rounds an allocation sized at run time up to a constant, and keeps it on the stack, only
@@ -235,7 +253,8 @@ struct ScheduleFeatures {
     // site, and takes the cache sizes of the machine (CacheSizes: a file's recorded hardware, or
     // the search's target) instead of constants; accumulator_bytes_spilled counts a Func
     // computed inside an accumulation loop (L1 round trips, whatever the loop's length).
-    static int version() { return 13; }
+    // 14: heap_bytes_refaulted (new), which the page_faults term counts beside the first touch.
+    static int version() { return 14; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();

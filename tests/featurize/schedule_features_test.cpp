@@ -58,11 +58,11 @@ struct Blur : testing::BlurPipeline {
 };
 
 TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
-    EXPECT_EQ(ScheduleFeatures::num_features(), 44);
+    EXPECT_EQ(ScheduleFeatures::num_features(), 45);
     const std::vector<std::string> &names = ScheduleFeatures::names();
-    ASSERT_EQ(names.size(), 44u);
-    EXPECT_EQ(ScheduleFeatures::descriptions().size(), 44u);
-    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 44u);
+    ASSERT_EQ(names.size(), 45u);
+    EXPECT_EQ(ScheduleFeatures::descriptions().size(), 45u);
+    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 45u);
     EXPECT_EQ(names.front(), "num_realizations");
     EXPECT_EQ(names[21], "vector_size");
     EXPECT_EQ(names[38], "working_set_at_root");
@@ -70,8 +70,9 @@ TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
     EXPECT_EQ(names[40], "bytes_read_from_memory");
     EXPECT_EQ(names[41], "library_calls");
     EXPECT_EQ(names[42], "accumulator_bytes_spilled");
-    EXPECT_EQ(names.back(), "heap_realizations");
-    EXPECT_EQ(ScheduleFeatures::version(), 13);
+    EXPECT_EQ(names[43], "heap_realizations");
+    EXPECT_EQ(names.back(), "heap_bytes_refaulted");
+    EXPECT_EQ(ScheduleFeatures::version(), 14);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -654,6 +655,46 @@ TEST(ScheduleFeatures, BytesReadFromMemoryAreReadsOfProducersPastTheSharedCache)
     ASSERT_GT(4096.0 * 1026 * 4, kSharedCacheBytesPerCore);
     EXPECT_EQ(from_memory(Site::root(), 0), std::make_pair(4096.0 * 1026 * 4, 0.0));
     EXPECT_EQ(from_memory(Site::at({blur_y, 0}, 0), 32), std::make_pair(0.0, 0.0));
+}
+
+// a, b and c pointwise in a chain to out (float, 2048 x 1024), out at root in tasks of 2048 x 64
+// and tiles of 512 x 64 within them. Each Func's realization per tile is 128 KiB: malloc's
+// thresholds settle at 128 KiB (mmap) and 256 KiB (trim), so the three freed at each tile's end
+// (384 KiB) are handed back and faulted in again at the next of its 64 tiles. With a per task
+// (512 KiB: trim threshold 1 MiB) neither a tile's 256 KiB nor a task's 768 KiB are.
+TEST(ScheduleFeatures, HeapBytesRefaultedWhereASitesAllocationsPassTheTrimThreshold) {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func a("a"), b("b"), c("c"), out("out");
+    a(x, y) = in(x, y) * 2;
+    b(x, y) = a(x, y) + 1;
+    c(x, y) = b(x, y) + 1;
+    out(x, y) = c(x, y) * 2;
+    in.set_estimates({{0, 2048}, {0, 1024}});
+    out.set_estimates({{0, 2048}, {0, 1024}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(out));
+    const int o = node_of(dag, "out"), in_im = node_of(dag, "in_im");
+    const std::vector<int> chain = {node_of(dag, "a"), node_of(dag, "b"), node_of(dag, "c")};
+    auto refaulted = [&](int a_level, bool complete = true) {
+        LoopNest n(dag);
+        n.funcs[size_t(o)] = {Site::root(), Site::root(), {{{{2048, 64}, {512, 64}}, 0, 8, true, false}}};
+        for (int f : chain) {
+            const Site site = Site::at({o, 0}, f == chain[0] ? a_level : 1);
+            n.funcs[size_t(f)] = {site, site, {{{}, 0, 8, false, false}}};
+        }
+        if (complete) n.funcs[size_t(in_im)] = {Site::inlined(), Site::inlined(), {}};
+        if (complete) EXPECT_EQ(n.validate(dag), "");
+        const auto all = compute_schedule_features(dag, n, kAvx2);
+        std::vector<double> out;
+        for (int f : chain) out.push_back(features(all, f).heap_bytes_refaulted);
+        EXPECT_EQ(features(all, o).heap_bytes_refaulted, 0); // the caller's buffer
+        return out;
+    };
+    const double tile = 512 * 64 * 4;
+    EXPECT_EQ(refaulted(1), std::vector<double>(3, 63 * tile));
+    EXPECT_EQ(refaulted(0), std::vector<double>(3, 0.0));
+    // A partial state (in_im not placed yet) counts none: what remains may raise the thresholds.
+    EXPECT_EQ(refaulted(1, false), std::vector<double>(3, 0.0));
 }
 
 // Math functions Halide 14 leaves to the C library (one call per lane) count by their cost
