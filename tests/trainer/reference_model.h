@@ -118,13 +118,18 @@ inline PipelineInput synthetic_pipeline(common::Rng &rng, int stages, int cores 
 // One state's features for a stage: plausible magnitudes, consistent enough for the terms.
 inline void synthetic_stage(common::Rng &rng, float *x) {
     using I = featurize::ScheduleFeatureIndex;
-    for (int f = 0; f < kScheduleFeatures; f++) x[f] = float(log_uniform(rng, 1, 1e4));
+    for (int f = 0; f < kScheduleFeatures; f++) {
+        if (f != I::heap_bytes_refaulted) x[f] = float(log_uniform(rng, 1, 1e4)); // set below
+    }
     x[I::vector_size] = rng.chance(0.5) ? 8 : 1;
     x[I::inner_parallelism] = float(rng.uniform_int(1, 32));
     x[I::outer_parallelism] = float(rng.uniform_int(1, 4));
     x[I::inlined_calls] = rng.chance(0.2) ? float(log_uniform(rng, 1, 1e4)) : 0;
     // A Func's realizations all come from the heap or none do (the featurizer's rule).
     x[I::heap_realizations] = rng.chance(0.3) ? x[I::num_realizations] : 0;
+    // Faulted in again once more in some heap Funcs: set from the values drawn, so that the draws
+    // stay those made before the feature existed.
+    x[I::heap_bytes_refaulted] = x[I::heap_realizations] > 5e3f ? x[I::bytes_at_realization] : 0;
 }
 
 inline StateBatch synthetic_states(common::Rng &rng, int states, int stages, bool with_unscheduled = true) {
