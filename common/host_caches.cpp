@@ -5,22 +5,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <unistd.h>
 
 namespace schedforge::common {
-
-namespace {
-
-std::string read_text(const std::filesystem::path &path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-} // namespace
 
 int64_t parse_cache_size(const std::string &text) {
     const std::string t = trim(text);
@@ -62,10 +50,10 @@ std::vector<HostCache> host_caches() {
     std::vector<HostCache> caches;
     for (const fs::path &p : entries) {
         HostCache c;
-        c.level = std::atoi(read_text(p / "level").c_str());
-        c.type = trim(read_text(p / "type"));
-        c.size_bytes = parse_cache_size(read_text(p / "size"));
-        c.shared_cpus = count_cpu_list(read_text(p / "shared_cpu_list"));
+        c.level = std::atoi(file_text(p / "level").c_str());
+        c.type = trim(file_text(p / "type"));
+        c.size_bytes = parse_cache_size(file_text(p / "size"));
+        c.shared_cpus = count_cpu_list(file_text(p / "shared_cpu_list"));
         caches.push_back(c);
     }
     if (caches.empty()) {

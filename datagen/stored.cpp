@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <map>
 #include <set>
-#include <sstream>
 
 namespace schedforge::datagen {
 
@@ -91,17 +90,11 @@ std::vector<float> stored_nest_features(const featurize::FunctionDAG &dag, const
 }
 
 featurize::CacheSizes recorded_cache_sizes(const std::string &hardware) {
-    std::map<std::string, double> fields;
-    std::istringstream lines(hardware);
-    for (std::string line; std::getline(lines, line);) {
-        const size_t eq = line.find('=');
-        if (eq == std::string::npos) continue;
-        const std::string value = common::trim(line.substr(eq + 1));
-        if (!value.empty()) fields[common::trim(line.substr(0, eq))] = std::atof(value.c_str());
-    }
+    std::map<std::string, std::string> fields = common::key_value_lines(hardware);
+    auto number = [&](const std::string &key) { return std::atof(fields[key].c_str()); };
     // The record has no L3 sharing: its physical cores, exact where one L3 serves the machine.
-    return featurize::machine_cache_sizes(fields["cache_L2_Unified"], fields["cache_L3_Unified"],
-                                          fields["physical_cores"]);
+    return featurize::machine_cache_sizes(number("cache_L2_Unified"), number("cache_L3_Unified"),
+                                          number("physical_cores"));
 }
 
 namespace {

@@ -298,32 +298,35 @@ private:
     // small: left out).
     std::vector<double> heap_bytes_refaulted() {
         std::vector<double> out(dag_.nodes.size(), 0.0);
-        double largest = kFreshAllocationBytes;
-        for (const Allocation &a : allocations_) {
-            if (a.bytes <= kMaxMmapThresholdBytes) largest = std::max(largest, a.bytes);
-        }
         // A partial state's Funcs still to place only add allocations, which may raise the
         // thresholds as much as the sums: until all are placed, only the mapped ones count.
         bool complete = true;
         for (size_t n = 0; n < dag_.nodes.size(); n++) {
             complete = complete && (dag_.nodes[n].is_input || nest_.scheduled(int(n)));
         }
-        auto heap_within = [&](const Site &site) {
-            double sum = 0;
+        // The sites trimmed at the end of each iteration (each once per Func stored there).
+        std::vector<const Allocation *> trimmed;
+        if (complete) {
+            double largest = kFreshAllocationBytes;
             for (const Allocation &a : allocations_) {
-                if (a.bytes > kStackAllocationBytes && nest_.contains(site, a.store)) sum += a.bytes;
+                if (a.bytes <= kMaxMmapThresholdBytes) largest = std::max(largest, a.bytes);
             }
-            return sum;
-        };
+            for (const Allocation &host : allocations_) {
+                if (host.store.kind != Site::At) continue;
+                double heap = 0;
+                for (const Allocation &a : allocations_) {
+                    if (a.bytes > kStackAllocationBytes && nest_.contains(host.store, a.store)) heap += a.bytes;
+                }
+                if (heap > 2 * largest) trimmed.push_back(&host);
+            }
+        }
         for (const Allocation &a : allocations_) {
             if (a.store.kind != Site::At || a.bytes <= kStackAllocationBytes) continue;
             // Realizations of the innermost trimmed site holding it (root: once a run, the first touch).
             double touches = a.bytes > kMaxMmapThresholdBytes ? double(b_.iterations(a.store)) : 1;
-            for (const Allocation &host : allocations_) {
-                if (complete && host.store.kind == Site::At && nest_.contains(host.store, a.store) &&
-                    heap_within(host.store) > 2 * largest) {
-                    touches = std::max(touches, double(b_.iterations(host.store)));
-                }
+            for (const Allocation *host : trimmed) {
+                if (nest_.contains(host->store, a.store))
+                    touches = std::max(touches, double(b_.iterations(host->store)));
             }
             out[size_t(a.node)] = (touches - 1) * a.bytes;
         }

@@ -8,23 +8,11 @@
 #include <Halide.h>
 
 #include <cstdio>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <unistd.h>
 
 namespace schedforge::runner {
-
-namespace {
-
-std::string read_text(const std::string &path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-} // namespace
 
 std::vector<std::pair<std::string, std::string>> HardwareFingerprint::fields() const {
     std::vector<std::pair<std::string, std::string>> f = {
@@ -51,7 +39,7 @@ std::vector<std::pair<std::string, std::string>> HardwareFingerprint::fields() c
 
 HardwareFingerprint fingerprint_this_machine() {
     HardwareFingerprint fp;
-    std::istringstream cpuinfo(read_text("/proc/cpuinfo"));
+    std::istringstream cpuinfo(common::file_text("/proc/cpuinfo"));
     std::string line, physical_id = "0";
     std::set<std::pair<std::string, std::string>> cores;
     std::set<std::string> flags;
@@ -74,7 +62,7 @@ HardwareFingerprint fingerprint_this_machine() {
         if (flags.count(isa)) fp.isa_features.push_back(isa);
     }
     fp.caches = common::host_caches();
-    std::istringstream meminfo(read_text("/proc/meminfo"));
+    std::istringstream meminfo(common::file_text("/proc/meminfo"));
     while (std::getline(meminfo, line)) {
         if (line.rfind("MemTotal:", 0) == 0) fp.memory_bytes = std::atoll(line.substr(9).c_str()) * 1024;
     }

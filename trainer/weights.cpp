@@ -3,6 +3,7 @@
 #include "common/build_info.h"
 #include "common/errors.h"
 #include "common/rng.h"
+#include "common/text.h"
 #include "common/wire.h"
 #include "datasets/schema.h"
 
@@ -81,17 +82,6 @@ std::vector<float> widened(const std::vector<float> &values, const TensorShape &
         }
     }
     return out;
-}
-
-std::map<std::string, std::string> parse_header(const std::string &text) {
-    std::map<std::string, std::string> kv;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        const size_t eq = line.find(" = ");
-        if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 3);
-    }
-    return kv;
 }
 
 } // namespace
@@ -179,7 +169,7 @@ Weights Weights::deserialize(const std::string &bytes, const std::string &path) 
              std::to_string(kWeightsFormatVersion));
     }
     if (fnv1a(body.data(), body.size()) != stored_sum) fail("checksum mismatch (the file is truncated or corrupt)");
-    const std::map<std::string, std::string> header = parse_header(in.get_string());
+    const std::map<std::string, std::string> header = common::key_value_lines(in.get_string());
     auto value = [&](const std::string &key) {
         const auto it = header.find(key);
         if (it == header.end()) fail("header has no '" + key + "'");
