@@ -86,7 +86,8 @@ struct CostTermInputs {
         vector_size, num_vectors, num_scalars, scalar_loads_per_vector, vector_loads_per_vector,
         scalar_loads_per_scalar, unique_bytes_read_per_vector, unique_lines_read_per_vector, unique_bytes_read_per_task,
         unique_lines_read_per_task, bytes_at_task, innermost_bytes_at_task, working_set, bytes_read_past_cache,
-        bytes_read_from_memory, library_calls, accumulator_bytes_spilled, heap_realizations, heap_bytes_refaulted;
+        bytes_read_from_memory, library_calls, accumulator_bytes_spilled, heap_realizations, heap_bytes_refaulted,
+        tlb_pages_rewalked;
     T is_output; // 1 for the pipeline's outputs, else 0
     T num_cores;
 };
@@ -123,6 +124,7 @@ CostTermInputs<T> cost_term_inputs(Feature feature, T is_output, T num_cores) {
             feature(I::accumulator_bytes_spilled),
             feature(I::heap_realizations),
             feature(I::heap_bytes_refaulted),
+            feature(I::tlb_pages_rewalked),
             is_output,
             num_cores};
 }
@@ -235,8 +237,9 @@ std::array<T, kNumCostTerms> cost_terms(const CostTermInputs<T> &x) {
     t[26] = x.working_set;
     // Re-reads from beyond the cache that the loop order causes (schedule_features.h).
     t[kCacheTrafficTerm] = x.bytes_read_past_cache;
-    // Reads of producers evicted from the last-level cache before they are read (same header).
-    t[kMemoryTrafficTerm] = x.bytes_read_from_memory;
+    // Reads of producers evicted from the last-level cache before they are read, and the
+    // page-table walks of pages the TLB lost, a line from memory each (same header).
+    t[kMemoryTrafficTerm] = x.bytes_read_from_memory + x.tlb_pages_rewalked * kPageWalkBytes;
     // Calls into the C math library, one per lane, in sinf-equivalents (schedule_features.h).
     t[kLibraryCallTerm] = x.library_calls * imbalance;
     // Accumulators that do not stay in L1 across a reduction loop (same header).

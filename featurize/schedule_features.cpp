@@ -43,6 +43,7 @@ namespace {
 
 // The unit of traffic between cache levels on x86 (bytes_read_past_cache).
 constexpr double kCacheLineBytes = 64;
+constexpr double kPageBytes = 4096;
 
 double points(const Region &r) { return double(region_points(r)); }
 double lines(const Region &r) { return r.empty() ? 1 : points(r) / double(r[0].extent()); }
@@ -213,6 +214,41 @@ private:
         reads(s, loop_bounds, out);
         return out;
     }
+    // The row length of the buffer a region of p lies in, in points: an input's, or a Func's
+    // allocation at its store site; an unscheduled Func's is assumed the region's (optimistic).
+    double buffer_row_points(int p, const Region &r) {
+        const Node &n = dag_.nodes[size_t(p)];
+        if (n.is_input) return double(n.region_at_root[0].extent());
+        if (nest_.scheduled(p) && !nest_.inlined(p))
+            return double(b_.region(p, nest_.funcs[size_t(p)].store)[0].extent());
+        return double(r[0].extent());
+    }
+    // The bytes a region of p's buffer moves through the caches: where its rows are narrower
+    // than the buffer's they are runs of their own, each of W bytes spanning (W - size) / 64 + 1
+    // lines on average at an offset not known (a column tile 8 floats wide moves whole lines).
+    double cached_bytes(int p, const Region &r) {
+        const double bytes = points(r) * bpp(p);
+        if (r.empty() || r[0].extent() <= 0 || double(r[0].extent()) >= buffer_row_points(p, r)) return bytes;
+        return lines(r) * (double(r[0].extent()) * bpp(p) + kCacheLineBytes - bpp(p));
+    }
+    // The pages a region of p's buffer spans: its rows (innermost two dimensions) a page or more
+    // apart span their own, (W - size) / 4096 + 1 each on average; closer ones share; planes
+    // further out are apart.
+    double pages_spanned(int p, const Region &r) {
+        if (r.empty() || r[0].extent() <= 0) return 1;
+        const double row = double(r[0].extent()) * bpp(p);
+        const double pitch = std::max(double(r[0].extent()), buffer_row_points(p, r)) * bpp(p);
+        const double rows = r.size() > 1 ? double(r[1].extent()) : 1.0;
+        const double planes = lines(r) / rows;
+        const double per_plane =
+            pitch >= kPageBytes ? rows * ((row - bpp(p)) / kPageBytes + 1) : (rows * pitch - bpp(p)) / kPageBytes + 1;
+        return planes * per_plane;
+    }
+    double cached_bytes(const std::map<int, Region> &rs) {
+        double bytes = 0;
+        for (const auto &[p, r] : rs) bytes += cached_bytes(p, r);
+        return bytes;
+    }
     std::pair<double, double> bytes_and_lines(const std::map<int, Region> &rs) const {
         double bytes = 0, n = 0;
         for (const auto &[p, r] : rs) bytes += points(r) * bpp(p), n += lines(r);
@@ -285,6 +321,28 @@ private:
             if (!stage(s).loops[l].is_rvar) n *= double(b_.trips(s, 0, int(l)));
         }
         return n;
+    }
+    // The share of a producer's data evicted from the last level before a read `distance` bytes
+    // after it was written or read: none within the core's share of that level, all past twice
+    // that, linear between (caches are not LRU, and the other cores' shares are not walls).
+    double evicted_share(double distance) const {
+        const double share = caches_.shared_bytes_per_core;
+        return std::clamp((distance - share) / share, 0.0, 1.0);
+    }
+    // What one iteration of a site writes: its allocations, and what the stage whose loops hold
+    // it writes of its own Func there (the output's tile, which is no allocation of the site).
+    double touched_within(const Site &site) {
+        return working_set_within(site) +
+               cached_bytes(site.stage.node, written_by(site.stage, b_.tile_bounds(site.stage, site.level)));
+    }
+    // The region of its Func that a box of a stage's loops writes: its pure loops' dimensions.
+    Region written_by(StageRef s, const Region &loops) const {
+        Region out = dag_.nodes[size_t(s.node)].region_at_root;
+        const Stage &st = stage(s);
+        for (size_t l = 0; l < st.loops.size(); l++) {
+            if (!st.loops[l].is_rvar && st.loops[l].dim >= 0) out[size_t(st.loops[l].dim)] = loops[l];
+        }
+        return out;
     }
     double working_set_within(const Site &site) const {
         double sum = 0;
@@ -407,7 +465,11 @@ private:
     std::pair<double, double> per_vector_footprint(StageRef s, const std::vector<Load> &stage_loads);
     void featurize(StageRef s, ScheduleFeatures &f);
     void load_features(StageRef s, const std::vector<Load> &stage_loads, ScheduleFeatures &f);
-    double bytes_read_past_cache(StageRef s, size_t num_loads, const ScheduleFeatures &f);
+    struct PastCapacity {
+        double bytes = 0, pages = 0; // bytes_read_past_cache, tlb_pages_rewalked
+    };
+    PastCapacity past_capacity(StageRef s, size_t num_loads, const ScheduleFeatures &f);
+    double share_read_before(StageRef s, int producer);
     double accumulator_bytes_spilled(StageRef s, const std::vector<Load> &stage_loads, const ScheduleFeatures &f);
     bool accumulators_in_registers(StageRef s, const Region &block, double accumulators, int level,
                                    const std::vector<Load> &stage_loads, const ScheduleFeatures &f);
@@ -644,14 +706,16 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
             allocation = points(per_tile.at(p)) * bpp(p); // optimistic
         } else {
             allocation = points(b_.region(p, ps.store)) * bpp(p);
-            reuse_distance = ps.store.kind == Site::At ? working_set_within(ps.store) : allocation;
+            reuse_distance = ps.store.kind == Site::At ? touched_within(ps.store) : allocation;
         }
         f.allocation_bytes_read_per_realization += allocation;
         // Consecutive realizations in a task share much of what they read (a sliding window):
         // a byte comes from memory once per realization at most and once per task at least.
-        if (reuse_distance > caches_.shared_bytes_per_core) {
+        const double evicted = evicted_share(reuse_distance);
+        if (evicted > 0) {
             f.bytes_read_from_memory +=
-                std::min(f.num_realizations * points(r), tasks * points(per_task.at(p))) * bpp(p);
+                evicted * (1 - share_read_before(s, p)) *
+                std::min(f.num_realizations * cached_bytes(p, r), tasks * cached_bytes(p, per_task.at(p)));
         }
     }
     std::tie(f.unique_bytes_read_per_task, f.unique_lines_read_per_task) = bytes_and_lines(per_task);
@@ -692,7 +756,9 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
     f.working_set_at_production = working_set_at(fs.compute, s.node);
     f.working_set_at_realization = working_set_at(fs.store, s.node);
     f.working_set_at_root = working_set_within(Site::root());
-    f.bytes_read_past_cache = bytes_read_past_cache(s, stage_loads.size(), f);
+    const PastCapacity past = past_capacity(s, stage_loads.size(), f);
+    f.bytes_read_past_cache = past.bytes;
+    f.tlb_pages_rewalked = past.pages;
     f.accumulator_bytes_spilled = accumulator_bytes_spilled(s, stage_loads, f);
 }
 
@@ -777,10 +843,11 @@ bool Featurizer::accumulators_in_registers(StageRef s, const Region &block, doub
     return accumulators + operands - largest + 2 <= vector_registers(target_);
 }
 
-// The header's rule: blocks of loops from the innermost outward, each the union of its iterations'
-// reads; the first that does not fit in the core's cache (or the last, the task) is read afresh
-// per iteration. Reads only grow from a block to the next, so that block is found by bisection.
-double Featurizer::bytes_read_past_cache(StageRef s, size_t num_loads, const ScheduleFeatures &f) {
+// The header's rules for bytes_read_past_cache and tlb_pages_rewalked: blocks of loops from the
+// innermost outward, each the union of its iterations' reads (and, for pages, its own writes);
+// the first that passes the capacity is touched afresh per iteration. Both measures only grow
+// from a block to the next, so that block is found by bisection.
+Featurizer::PastCapacity Featurizer::past_capacity(StageRef s, size_t num_loads, const ScheduleFeatures &f) {
     const StageTiling &t = tiling(s);
     const FuncSchedule &fs = nest_.funcs[size_t(s.node)];
     // A block is a box of the stage's own loops, or a box of a consumer's loops around the
@@ -831,27 +898,89 @@ double Featurizer::bytes_read_past_cache(StageRef s, size_t num_loads, const Sch
     // A block cannot bring in more than a cache line per load it makes: a gather's reads span its
     // whole table from the first vector on, but each load touches one line of it.
     const double bytes_per_point = double(num_loads) * kCacheLineBytes;
-    auto bytes = [&](size_t i) {
+    auto resolve = [&](size_t i) -> const Region & {
         Block &b = blocks[i];
         if (b.consumer.node >= 0) {
             b.loop_bounds = b_.loop_bounds(s, reads(b.consumer, b.loop_bounds).at(s.node));
             b.consumer.node = -1;
         }
-        return std::min(bytes_and_lines(reads(s, b.loop_bounds)).first, points(b.loop_bounds) * bytes_per_point);
+        return b.loop_bounds;
     };
-    size_t lo = 0, hi = blocks.size() - 1;
-    double hi_bytes = bytes(hi);
-    if (hi_bytes <= caches_.core_bytes) return blocks[hi].iterations * hi_bytes;
-    while (lo < hi) { // block hi spills; none below lo does
-        const size_t mid = (lo + hi) / 2;
-        const double b = bytes(mid);
-        if (b > caches_.core_bytes) {
-            hi = mid, hi_bytes = b;
-        } else {
-            lo = mid + 1;
+    const size_t n = blocks.size();
+    std::vector<double> bytes_of(n, -1), pages_of(n, -1); // computed once each, when needed
+    auto bytes = [&](size_t i) {
+        if (bytes_of[i] < 0) {
+            const Region &loops = resolve(i);
+            bytes_of[i] = std::min(cached_bytes(reads(s, loops)), points(loops) * bytes_per_point);
+        }
+        return bytes_of[i];
+    };
+    auto pages = [&](size_t i) {
+        if (pages_of[i] < 0) {
+            const Region &loops = resolve(i);
+            pages_of[i] = pages_spanned(s.node, written_by(s, loops));
+            for (const auto &[p, r] : reads(s, loops)) pages_of[i] += pages_spanned(p, r);
+        }
+        return pages_of[i];
+    };
+    // The first of blocks [0, end) whose measure passes `capacity`, or `end`.
+    auto first_past = [](size_t end, auto &&measure, double capacity) {
+        size_t lo = 0, hi = end; // blocks below lo fit; block hi passes, or hi == end
+        while (lo < hi) {
+            const size_t mid = (lo + hi) / 2;
+            if (measure(mid) > capacity) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        return hi;
+    };
+    PastCapacity out;
+    const size_t last = n - 1; // read whole once per iteration if nothing inside passes
+    const size_t spill = bytes(last) <= caches_.core_bytes ? last : first_past(last, bytes, caches_.core_bytes);
+    out.bytes = blocks[spill].iterations * bytes(spill);
+    // Walking each page once per iteration of the last block is the first touch, no re-walk.
+    const size_t walked = first_past(last, pages, kTlbPages);
+    if (walked < last) {
+        out.pages = std::max(0.0, blocks[walked].iterations * pages(walked) - blocks[last].iterations * pages(last));
+    }
+    return out;
+}
+
+// The header's rule: a Func computed in the stage's loops runs, in each iteration of its site
+// there, before the stage's body; what it reads of the producer in that iteration is still in the
+// last-level cache when the stage reads it as far as those reads and what the iteration writes
+// (touched_within) fit (evicted_share).
+double Featurizer::share_read_before(StageRef s, int producer) {
+    double best = 0;
+    std::map<int, Region> mine; // the stage's reads of `producer` per iteration, by level
+    for (size_t q = 0; q < nest_.funcs.size(); q++) {
+        // The site in the stage's loops where q runs: its own, or that of the Func it runs in.
+        Site site = nest_.funcs[q].compute;
+        while (site.kind == Site::At && site.stage.node != s.node) site = nest_.compute_site(site.stage);
+        if (int(q) == s.node || site.kind != Site::At || !(site.stage == s)) continue;
+        if (!mine.count(site.level)) mine[site.level] = reads(s, b_.tile_bounds(s, site.level)).at(producer);
+        const Region &wanted = mine.at(site.level);
+        const double held = touched_within(site);
+        const Region realized = b_.region(int(q), site);
+        for (size_t k = 0; k < dag_.nodes[q].stages.size(); k++) {
+            const StageRef qs{int(q), int(k)};
+            const std::map<int, Region> theirs = reads(qs, b_.loop_bounds(qs, realized));
+            const auto read = theirs.find(producer);
+            const double kept =
+                read == theirs.end() ? 0 : 1 - evicted_share(held + cached_bytes(producer, read->second));
+            if (kept == 0) continue;
+            Region both = wanted;
+            for (size_t d = 0; d < both.size(); d++) {
+                both[d].min = std::max(both[d].min, read->second[d].min);
+                both[d].max = std::min(both[d].max, read->second[d].max);
+            }
+            const bool empty = std::any_of(both.begin(), both.end(), [](const Span &x) { return x.extent() <= 0; });
+            if (!empty) best = std::max(best, kept * points(both) / points(wanted));
         }
     }
-    return blocks[hi].iterations * hi_bytes;
+    return best;
 }
 
 // Loads per vector and per scalar. A load whose coordinates do not move along the vector loop

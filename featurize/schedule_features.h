@@ -1,5 +1,6 @@
-// Schedule features: the 39 per-stage features of Adams et al. 2019 (Appendix A) and four of
-// ours (bytes_read_past_cache, bytes_read_from_memory, library_calls, accumulator_bytes_spilled),
+// Schedule features: the 39 per-stage features of Adams et al. 2019 (Appendix A) and ours
+// (bytes_read_past_cache, bytes_read_from_memory, library_calls, accumulator_bytes_spilled,
+// heap_realizations, heap_bytes_refaulted, tlb_pages_rewalked),
 // computed symbolically from a LoopNest and the FunctionDAG, without lowering.
 //
 // Conventions (the definitions below say per feature):
@@ -9,7 +10,10 @@
 //     it; per-tile sizes come from the middle tile (LoopNestBounds::tile_bounds), totals and
 //     allocations from every tile class (LoopNestBounds::run_totals); bytes = points x
 //     bytes per point; "lines" = contiguous rows of memory = the product of all extents but the
-//     innermost;
+//     innermost; where the two cache features below read part of a wider buffer, each row
+//     narrower than the buffer's moves whole cache lines: (W - b) / 64 + 1 of them on average
+//     for W bytes of b-byte points at an offset not known (a column tile 8 floats wide moves
+//     64 bytes a row, not 32);
 //   - reads look through inlined Funcs to what they read, composing Jacobians; identical calls
 //     in one expression count once (Halide's common-subexpression elimination loads them once;
 //     Jacobian::repeat);
@@ -37,9 +41,15 @@
 //     is what is written between its production and the read: at least its own allocation when stored at root (all of
 //     it is written before any consumer runs), the whole working set of one iteration of its store site when stored
 //     inside a consumer's loops (every Func realized there); an input image's is its size. Reads past
-//     a core's share of the last level (CacheSizes::shared_bytes_per_core) come from memory. Fusing a chain of stencils
-//     into strips whose intermediates fit in the cache is what it prices; without it, the model prefers tall strips
-//     (less recomputation) whose intermediates stream through memory.
+//     a core's share of the last level (CacheSizes::shared_bytes_per_core) come from memory, and all past twice
+//     that, linearly between (the cache is not LRU, and the other cores' shares are no walls). Fusing a chain of
+//     stencils into strips whose intermediates fit in the cache is what it prices; without it, the model prefers tall
+//     strips (less recomputation) whose intermediates stream through memory. A producer stored inside a consumer's
+//     loops has, besides the allocations of its store site's iteration, what the stage owning those loops writes
+//     of its own Func there (an output tile is no allocation, but it passes through the same cache); and a
+//     producer's data that another Func computed earlier in the same iteration of the stage's loops read (unsharp
+//     mask's gray per strip reads the strip's input rows before the sharpening reads them again) is still cached
+//     as far as that read and what the iteration writes fit: that share of the reads does not come from memory.
 //   - library_calls (not in the paper): the stage's calls into the C math library
 //     (Stage::library_calls), its own and those of the Funcs inlined into it (0 for an inlined
 //     Func: its calls run in its readers' loops, on their cores, and are divided by their
@@ -106,6 +116,17 @@
 //     gray per 1536-wide task instead (one thread: 27.2 against 25.4 ms). Counted in complete
 //     schedules only: the Funcs a partial one has still to place add allocations that raise the
 //     thresholds as well as the sums, so its count is no lower bound (it misled the beam).
+//   - tlb_pages_rewalked (not in the paper): the 4 KiB pages the stage's loop order touches again
+//     after the TLB has lost them, over the whole run. The blocks of loops are
+//     bytes_read_past_cache's; a block's pages are those of its reads and of its own writes
+//     (rows a page or more apart span a page each, closer ones share); the first block that
+//     touches more than kTlbPages is walked afresh at each iteration, less the first touch of
+//     each page once per iteration of the outermost block (streaming through a buffer walks
+//     each page once anyway). interpolate's output in 8 x 512 column tiles of a 6 KiB-pitched
+//     image (3,584 pages a column with its 4 input channels) ran 3x slower than in 32 x 128
+//     tiles; a standalone 8 x 128 column copy of the same shape ran 58 ms with 4 KiB pages and
+//     18.5 with 2 MiB ones (16 x 256: 45 against 14). Priced in the memory term at
+//     kPageWalkBytes a walk (cost_terms.h).
 // Partial states (§3.2): only scheduled stages get features. Unscheduled producers are read like
 // inputs, optimistically: their allocation is what one innermost tile needs, and every vector
 // load from them is dense.
@@ -171,7 +192,8 @@ class LoopNest;
                      "their cost relative to sinf (below)")                                                            \
     X(accumulator_bytes_spilled, "an update's accumulator bytes loaded and stored past L1 (below)")                    \
     X(heap_realizations, "realizations allocated with halide_malloc: over 16 KiB, or sized at run time (below)")       \
-    X(heap_bytes_refaulted, "heap bytes the allocator returns to the system and faults in again, per run (below)")
+    X(heap_bytes_refaulted, "heap bytes the allocator returns to the system and faults in again, per run (below)")     \
+    X(tlb_pages_rewalked, "pages the loop order walks again past the TLB: page-table walks beyond the first (below)")
 
 // The cache a core reuses data from between iterations of its loops: the L2 of current x86 servers.
 inline constexpr double kCoreCacheBytes = 1024 * 1024;
@@ -204,6 +226,11 @@ struct CacheSizes {
 // The sizes for a machine with an L2 of `l2_bytes` a core and an L3 of `l3_bytes` shared by
 // `cores_sharing_l3` cores (its share a core); a size of 0 (unknown) keeps the default.
 CacheSizes machine_cache_sizes(double l2_bytes, double l3_bytes, double cores_sharing_l3);
+// The 4 KiB pages a core's TLB holds (the second level of Zen 1 and Skylake cores: 1,536
+// entries; 2,048-3,072 on later ones) and what one page-table walk past it costs in the memory
+// term, as bytes read from memory (tlb_pages_rewalked): a walk's page-table line.
+inline constexpr double kTlbPages = 1536;
+inline constexpr float kPageWalkBytes = 64; // float: Halide Exprs multiply by it
 // glibc's malloc maps allocations from this size up afresh whatever its threshold has become.
 inline constexpr double kMaxMmapThresholdBytes = 32 * 1024 * 1024;
 // Halide keeps allocations of a constant size up to this on the stack: no malloc.
@@ -254,7 +281,12 @@ struct ScheduleFeatures {
     // the search's target) instead of constants; accumulator_bytes_spilled counts a Func
     // computed inside an accumulation loop (L1 round trips, whatever the loop's length).
     // 14: heap_bytes_refaulted (new), which the page_faults term counts beside the first touch.
-    static int version() { return 14; }
+    // 15: tlb_pages_rewalked (new), which the memory term counts beside bytes_read_from_memory;
+    // both cache features count rows narrower than their buffer's in whole cache lines;
+    // bytes_read_from_memory counts what a stage's own tile writes in a producer's reuse
+    // distance, reads another Func of the same iteration made before it as cached, and evicts
+    // linearly between one and two cache shares (all at once past one before).
+    static int version() { return 15; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();

@@ -39,7 +39,7 @@ std::string one_line(std::string s) {
 }
 
 // Networks of earlier schedule feature versions: each added features and terms at the end only
-// (versions 5 to 9 and 11 to 13 none; 10 and 14 a feature, no term), so their weights load widened, the new entries
+// (versions 5 to 9 and 11 to 13 none; 10, 14 and 15 a feature, no term), so their weights load widened, the new entries
 // zero, and predict what they did (on features whose meaning may since have changed: retrain to follow them). Versions
 // 1-3 were never trained with a correction bound; should a later version add terms, widening a bounded file (version 4
 // on) must also set the new terms' term_log_scale to log(kMinCoefficient), as from_coefficients does for a zero
@@ -62,8 +62,9 @@ constexpr LegacyNetwork kLegacyNetworks[] = {
     {11, 44, 31}, // before accumulators priced in L1 and by the FP pipes' latency
     {12, 44, 31}, // before consumers' loops one by one and the machine's caches in bytes_read_past_cache
     {13, 44, 31}, // before heap_bytes_refaulted (the page_faults term counted the first touch only)
+    {14, 45, 31}, // before tlb_pages_rewalked and whole cache lines in the cache features
 };
-static_assert(kScheduleFeatures == 45 && kTerms == 31, "add the previous network to kLegacyNetworks");
+static_assert(kScheduleFeatures == 46 && kTerms == 31, "add the previous network to kLegacyNetworks");
 
 TensorShape legacy_shape(TensorShape shape, const LegacyNetwork &legacy) {
     for (int &d : shape.dims) {

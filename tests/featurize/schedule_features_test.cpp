@@ -58,11 +58,11 @@ struct Blur : testing::BlurPipeline {
 };
 
 TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
-    EXPECT_EQ(ScheduleFeatures::num_features(), 45);
+    EXPECT_EQ(ScheduleFeatures::num_features(), 46);
     const std::vector<std::string> &names = ScheduleFeatures::names();
-    ASSERT_EQ(names.size(), 45u);
-    EXPECT_EQ(ScheduleFeatures::descriptions().size(), 45u);
-    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 45u);
+    ASSERT_EQ(names.size(), 46u);
+    EXPECT_EQ(ScheduleFeatures::descriptions().size(), 46u);
+    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 46u);
     EXPECT_EQ(names.front(), "num_realizations");
     EXPECT_EQ(names[21], "vector_size");
     EXPECT_EQ(names[38], "working_set_at_root");
@@ -71,8 +71,9 @@ TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
     EXPECT_EQ(names[41], "library_calls");
     EXPECT_EQ(names[42], "accumulator_bytes_spilled");
     EXPECT_EQ(names[43], "heap_realizations");
-    EXPECT_EQ(names.back(), "heap_bytes_refaulted");
-    EXPECT_EQ(ScheduleFeatures::version(), 14);
+    EXPECT_EQ(names[44], "heap_bytes_refaulted");
+    EXPECT_EQ(names.back(), "tlb_pages_rewalked");
+    EXPECT_EQ(ScheduleFeatures::version(), 15);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -372,8 +373,9 @@ TEST(ScheduleFeatures, GoldenMatmulRegisterBlock) {
     EXPECT_EQ(f.bytes_at_task, 16 * 8 * 4);
     EXPECT_EQ(f.unique_bytes_read_per_task, (32 * 8 + 16 * 32) * 4);
     EXPECT_EQ(f.unique_lines_read_per_task, 8 + 32);
-    // Every block up to the task fits in the cache: each task reads its operands once.
-    EXPECT_EQ(f.bytes_read_past_cache, 32 * (32 * 8 + 16 * 32) * 4);
+    // Every block up to the task fits in the cache: each task reads its operands once, B's rows
+    // of 16 floats (narrower than B's 64) in whole cache lines, 64 + 60 bytes on average.
+    EXPECT_EQ(f.bytes_read_past_cache, 32 * (32 * 8 * 4 + 32 * (16 * 4 + 64 - 4)));
     // k sweeps a 512-byte block, which fits in L1; but out is realized at root, so the block is
     // not its whole realization and LLVM keeps the accumulators in L1: each of the 32 steps
     // loads and stores them, priced at kL1RoundTripWeight of such traffic past L1.
@@ -505,9 +507,10 @@ TEST(ScheduleFeatures, BytesReadPastCacheSeesTheLoopOrder) {
     // still 2 rows of A (4 MiB + 8 KiB: does not), once per pair of rows.
     EXPECT_EQ(past_cache({{1, 128, 2}}), points / (1024 * 1024 * 2) * (1024 * 1024 + 2 * 1024) * 4);
     // Panels: x blocks at level 0, then k and y blocks at level 1. Around k the same 520 KiB;
-    // around the y blocks, the panel of B and all of A (4.5 MiB), once per panel.
+    // around the y blocks, the panel of B (rows of 128 of B's 1024 floats, in whole cache
+    // lines: 60 bytes more on average) and all of A (4.5 MiB), once per panel.
     EXPECT_EQ(past_cache({{1024, 128, 1024}, {1, 128, 2}}),
-              points / (1024 * 128 * 1024) * (128 * 1024 + 1024 * 1024) * 4);
+              points / (1024 * 128 * 1024) * ((128 * 4 + 64 - 4) * 1024 + 1024 * 1024 * 4));
 }
 
 // nl_means' shape in small: s(x, y) sums p(x, y, r) over `depth` offsets r, and p(x, y, d) sums
@@ -631,19 +634,22 @@ TEST(ScheduleFeatures, BytesReadPastCacheOfAGatherIsALinePerLoad) {
 // passes kSharedCacheBytesPerCore. At root, blur_y reads all of it from memory; computed per
 // 32-row strip of blur_y (544 KiB), nothing. The input (8.0 MiB of uint16) fits either way.
 TEST(ScheduleFeatures, BytesReadFromMemoryAreReadsOfProducersPastTheSharedCache) {
-    ImageParam in(UInt(16), 2, "in");
-    Var x("x"), y("y");
-    Func bx("blur_x"), by("blur_y");
-    bx(x, y) = cast<float>(in(x - 1, y)) + in(x, y) + in(x + 1, y);
-    by(x, y) = bx(x, y - 1) + bx(x, y) + bx(x, y + 1);
-    in.set_estimates({{-1, 4098}, {-1, 1026}});
-    by.set_estimates({{0, 4096}, {0, 1024}});
-    const FunctionDAG dag = FunctionDAG::build(Pipeline(by));
-    const int blur_y = node_of(dag, "blur_y"), blur_x = node_of(dag, "blur_x"), in_im = node_of(dag, "in_im");
-    auto from_memory = [&](const Site &bx_site, int strip) {
+    // blur_y's reads of blur_x over a width x height image: blur_x at root is written whole
+    // before blur_y reads it; per strip of blur_y, one strip at a time.
+    auto from_memory = [](int width, int height, bool at_root) {
+        ImageParam in(UInt(16), 2, "in");
+        Var x("x"), y("y");
+        Func bx("blur_x"), by("blur_y");
+        bx(x, y) = cast<float>(in(x - 1, y)) + in(x, y) + in(x + 1, y);
+        by(x, y) = bx(x, y - 1) + bx(x, y) + bx(x, y + 1);
+        in.set_estimates({{-1, width + 2}, {-1, height + 2}});
+        by.set_estimates({{0, width}, {0, height}});
+        const FunctionDAG dag = FunctionDAG::build(Pipeline(by));
+        const int blur_y = node_of(dag, "blur_y"), blur_x = node_of(dag, "blur_x"), in_im = node_of(dag, "in_im");
         LoopNest n(dag);
         std::vector<std::vector<int64_t>> tiles;
-        if (strip) tiles = {{4096, strip}};
+        if (!at_root) tiles = {{width, 32}};
+        const Site bx_site = at_root ? Site::root() : Site::at({blur_y, 0}, 0);
         n.funcs[size_t(blur_y)] = {Site::root(), Site::root(), {{tiles, 0, 8, false, false}}};
         n.funcs[size_t(blur_x)] = {bx_site, bx_site, {{{}, 0, 8, false, false}}};
         n.funcs[size_t(in_im)] = {Site::inlined(), Site::inlined(), {}};
@@ -652,16 +658,86 @@ TEST(ScheduleFeatures, BytesReadFromMemoryAreReadsOfProducersPastTheSharedCache)
         return std::make_pair(features(all, blur_y).bytes_read_from_memory,
                               features(all, blur_x).bytes_read_from_memory);
     };
-    ASSERT_GT(4096.0 * 1026 * 4, kSharedCacheBytesPerCore);
-    EXPECT_EQ(from_memory(Site::root(), 0), std::make_pair(4096.0 * 1026 * 4, 0.0));
-    EXPECT_EQ(from_memory(Site::at({blur_y, 0}, 0), 32), std::make_pair(0.0, 0.0));
+    // Past twice a core's share of the last level, all of it comes from memory; past one share,
+    // the part past it (linearly: the cache is not LRU).
+    const double share = kSharedCacheBytesPerCore, big = 8192.0 * 2050 * 4, small = 4096.0 * 1538 * 4;
+    ASSERT_GT(big, 2 * share);
+    // blur_x reads the input (8194 x 2050 uint16, past two shares too) from memory.
+    const double input = 8194.0 * 2050 * 2;
+    EXPECT_EQ(from_memory(8192, 2048, true), std::make_pair(big, input));
+    ASSERT_GT(small, share);
+    ASSERT_LT(small, 2 * share);
+    EXPECT_DOUBLE_EQ(from_memory(4096, 1536, true).first, (small - share) / share * small);
+    // Per strip of 32 rows (34 of blur_x, 64 strips): none of blur_x; the input's rows, once per strip.
+    EXPECT_EQ(from_memory(8192, 2048, false), std::make_pair(0.0, 8194.0 * 34 * 64 * 2));
 }
 
-// a, b and c pointwise in a chain to out (float, 2048 x 1024), out at root in tasks of 2048 x 64
-// and tiles of 512 x 64 within them. Each Func's realization per tile is 128 KiB: malloc's
-// thresholds settle at 128 KiB (mmap) and 256 KiB (trim), so the three freed at each tile's end
-// (384 KiB) are handed back and faulted in again at the next of its 64 tiles. With a per task
-// (512 KiB: trim threshold 1 MiB) neither a tile's 256 KiB nor a task's 768 KiB are.
+TEST(ScheduleFeatures, BytesReadFromMemoryCountTheConsumersTileAndWhatAnEarlierFuncReadInTheIteration) {
+    // out(x, y) = in(x, y) - g(x, y), g a uint8 sum of in's rows above and below, over 8192 x 1024
+    // floats (in: 34 MB, past twice a core's share of the last level).
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func g("g"), out("out");
+    g(x, y) = cast<uint8_t>(in(x, y - 1) + in(x, y + 1));
+    out(x, y) = in(x, y) - g(x, y);
+    in.set_estimates({{0, 8192}, {-1, 1026}});
+    out.set_estimates({{0, 8192}, {0, 1024}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(out));
+    const int o = node_of(dag, "out"), gi = node_of(dag, "g"), in_im = node_of(dag, "in_im");
+    ASSERT_GT(8192.0 * 1026 * 4, 2 * kSharedCacheBytesPerCore);
+    auto from_memory = [&](int64_t strip, bool g_at_root) {
+        LoopNest n(dag);
+        n.funcs[size_t(o)] = {Site::root(), Site::root(), {{{{8192, strip}}, 0, 8, false, false}}};
+        const Site site = g_at_root ? Site::root() : Site::at({o, 0}, 0);
+        n.funcs[size_t(gi)] = {site, site, {{{}, 0, 32, false, false}}};
+        n.funcs[size_t(in_im)] = {Site::inlined(), Site::inlined(), {}};
+        EXPECT_EQ(n.validate(dag), "");
+        const auto all = compute_schedule_features(dag, n, kAvx2);
+        return features(all, o).bytes_read_from_memory;
+    };
+    // g per strip of 32 rows reads the strip's rows of in (and one more each side) just before
+    // out reads them: they are cached. With g at root, nothing read them in the iteration.
+    EXPECT_EQ(from_memory(32, false), 0);
+    EXPECT_GE(from_memory(32, true), 8192.0 * 1024 * 4);
+    // Per strip of 1024 rows, g's 8 MB (within one share) is followed by out's 34 MB of writes in
+    // the same iteration: gone from the cache when out reads it (and in, which g read first).
+    const double g_strip = 8192.0 * 1024, in_strip = 8192.0 * 1024 * 4;
+    ASSERT_LT(g_strip, kSharedCacheBytesPerCore);
+    EXPECT_DOUBLE_EQ(from_memory(1024, false), g_strip + in_strip);
+}
+
+TEST(ScheduleFeatures, TlbPagesRewalkedWhereAColumnTileWalksMorePagesThanTheTlbHolds) {
+    // out = 2 x in over a 1536 x 2560 float image: 6 KiB rows, each on pages of its own.
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func out("out");
+    out(x, y) = in(x, y) * 2;
+    in.set_estimates({{0, 1536}, {0, 2560}});
+    out.set_estimates({{0, 1536}, {0, 2560}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(out));
+    const int o = node_of(dag, "out"), in_im = node_of(dag, "in_im");
+    auto features_of = [&](int64_t w, int64_t h) {
+        LoopNest n(dag);
+        n.funcs[size_t(o)] = {Site::root(), Site::root(), {{{{512, 1280}, {w, h}}, 0, 8, true, false}}};
+        n.funcs[size_t(in_im)] = {Site::inlined(), Site::inlined(), {}};
+        EXPECT_EQ(n.validate(dag), "");
+        return features(compute_schedule_features(dag, n, kAvx2), o);
+    };
+    // A column 8 floats wide reads and writes 1280 rows of 32 bytes, a page each on average
+    // (28 / 4096 + 1): past the TLB, so every column walks them again; the first touch of each
+    // page (the task, 512 x 1280: 1.5 pages a row) is no re-walk.
+    const double column = 2 * 1280 * (28.0 / 4096 + 1), task = 2 * 1280 * (2044.0 / 4096 + 1);
+    ASSERT_GT(column, kTlbPages);
+    const ScheduleFeatures narrow = features_of(8, 1280);
+    EXPECT_DOUBLE_EQ(narrow.tlb_pages_rewalked, 384 * column - 6 * task);
+    // 256 x 16 tiles walk 32 rows a tile, and the pages stay in the TLB along the row of tiles.
+    EXPECT_EQ(features_of(256, 16).tlb_pages_rewalked, 0);
+    // Rows narrower than their buffer's move whole cache lines: the task's reads of in (1280
+    // rows of 2 KiB at an offset not known, 2,108 bytes each on average) pass the L2, once a task.
+    ASSERT_GT(1280 * 2048.0, kCoreCacheBytes);
+    EXPECT_DOUBLE_EQ(narrow.bytes_read_past_cache, 6 * 1280 * (2048.0 + 64 - 4));
+}
+
 TEST(ScheduleFeatures, HeapBytesRefaultedWhereASitesAllocationsPassTheTrimThreshold) {
     ImageParam in(Float(32), 2, "in");
     Var x("x"), y("y");

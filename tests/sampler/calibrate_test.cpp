@@ -41,10 +41,11 @@ tr::TrainingData synthetic_data(const Coefficients &truth, int pipelines, int sc
             std::vector<float> rows;
             for (int s = 0; s < stages; s++) {
                 for (int f = 0; f < tr::kScheduleFeatures; f++) {
-                    // 1 .. 1M, spread widely; no refaults (the rule for most stages), drawing
-                    // nothing for them, so that the data stay those of 44 features.
-                    const bool refaulted = f == int(featurize::ScheduleFeatureIndex::heap_bytes_refaulted);
-                    rows.push_back(refaulted ? 0.0f : float(std::exp2(20 * rng.uniform01())));
+                    // 1 .. 1M, spread widely; no refaults or page walks (the rule for most stages),
+                    // drawing nothing for them, so that the data stay those of 44 features.
+                    using I = featurize::ScheduleFeatureIndex;
+                    const bool rare = f == int(I::heap_bytes_refaulted) || f == int(I::tlb_pages_rewalked);
+                    rows.push_back(rare ? 0.0f : float(std::exp2(20 * rng.uniform01())));
                 }
             }
             tp.schedule_features.push_back(rows);

@@ -119,7 +119,8 @@ inline PipelineInput synthetic_pipeline(common::Rng &rng, int stages, int cores 
 inline void synthetic_stage(common::Rng &rng, float *x) {
     using I = featurize::ScheduleFeatureIndex;
     for (int f = 0; f < kScheduleFeatures; f++) {
-        if (f != I::heap_bytes_refaulted) x[f] = float(log_uniform(rng, 1, 1e4)); // set below
+        if (f != I::heap_bytes_refaulted && f != I::tlb_pages_rewalked)
+            x[f] = float(log_uniform(rng, 1, 1e4)); // set below
     }
     x[I::vector_size] = rng.chance(0.5) ? 8 : 1;
     x[I::inner_parallelism] = float(rng.uniform_int(1, 32));
@@ -130,6 +131,8 @@ inline void synthetic_stage(common::Rng &rng, float *x) {
     // Faulted in again once more in some heap Funcs: set from the values drawn, so that the draws
     // stay those made before the feature existed.
     x[I::heap_bytes_refaulted] = x[I::heap_realizations] > 5e3f ? x[I::bytes_at_realization] : 0;
+    // Pages walked again in some stages whose reads pass the cache: the same way.
+    x[I::tlb_pages_rewalked] = x[I::bytes_read_past_cache] > 5e3f ? x[I::bytes_read_past_cache] / 4096 : 0;
 }
 
 inline StateBatch synthetic_states(common::Rng &rng, int states, int stages, bool with_unscheduled = true) {
