@@ -335,12 +335,13 @@ private:
         return working_set_within(site) +
                cached_bytes(site.stage.node, written_by(site.stage, b_.tile_bounds(site.stage, site.level)));
     }
-    // The region of its Func that a box of a stage's loops writes: its pure loops' dimensions.
+    // The region of its Func that a box of a stage's loops covers: its pure loops' dimensions
+    // (only pure loops have one), the rest whole.
     Region written_by(StageRef s, const Region &loops) const {
         Region out = dag_.nodes[size_t(s.node)].region_at_root;
         const Stage &st = stage(s);
         for (size_t l = 0; l < st.loops.size(); l++) {
-            if (!st.loops[l].is_rvar && st.loops[l].dim >= 0) out[size_t(st.loops[l].dim)] = loops[l];
+            if (st.loops[l].dim >= 0) out[size_t(st.loops[l].dim)] = loops[l];
         }
         return out;
     }
@@ -660,10 +661,7 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
         for (size_t l = 0; l < st.loops.size(); l++) {
             if (st.loops[l].is_rvar) task_loops[l] = whole[l];
         }
-        task_region = n.region_at_root;
-        for (size_t l = 0; l < st.loops.size(); l++) {
-            if (st.loops[l].dim >= 0) task_region[size_t(st.loops[l].dim)] = task_loops[l];
-        }
+        task_region = written_by(s, task_loops);
     } else {
         if (f.outer_parallelism > 1) task_site = Site::at(top, 0);
         task_region = b_.region(s.node, task_site);
