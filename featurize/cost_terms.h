@@ -1,7 +1,7 @@
 // The 27 hand-designed cost terms of the source paper's Appendix B and three of ours (term 27, the
 // capacity misses of bytes_read_past_cache; term 28, the reads from memory of
-// bytes_read_from_memory; term 29, the math library calls of library_calls; term 30, the
-// accumulator traffic of accumulator_bytes_spilled), written once for every cost model: per
+// bytes_read_from_memory and the page-table walks of tlb_pages_rewalked; term 29, the math library calls of
+// library_calls; term 30, the accumulator traffic of accumulator_bytes_spilled), written once for every cost model: per
 // stage, cost = sum_i c_i * term_i, where the manual model (sampler/) takes the coefficients c_i from a config file and
 // the learned model (trainer/) predicts them per stage with its network. The terms are linear in the coefficients, so
 // each one below is the factor that multiplies its c_i in the paper's formula.

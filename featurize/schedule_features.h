@@ -108,14 +108,18 @@
 //     (at least kFreshAllocationBytes, at most kMaxMmapThresholdBytes) and its trim threshold at
 //     twice that: an arena whose free top grows past the trim threshold is trimmed. So the
 //     realizations inside one iteration of a site, freed together at its end, are returned to
-//     the system when their heap bytes (over kStackAllocationBytes each) pass twice the largest
-//     allocation, and faulted in at every iteration of the innermost such site that holds them;
+//     the system when their heap bytes (over kStackAllocationBytes each), with the top pad malloc
+//     keeps beyond them (kMallocTopPadBytes), pass twice the largest allocation, and faulted in
+//     at every iteration of the innermost such site that holds them (unsharp_mask's four
+//     intermediates per 128-row strip, 4.88 MB against twice 2.48: 10.5 ms on 2 threads
+//     trimmed, 6.4 with trimming off, priced alike without the pad);
 //     one past kMaxMmapThresholdBytes is mapped afresh at every realization. With threads, each
 //     return is a TLB shootdown on the other cores: harris with its gray, Ix and Iy (530 KB
 //     each) per 512 x 256 tile ran 24.9 ms on 2 threads, 15.2 with trimming off, 11-14 with
-//     gray per 1536-wide task instead (one thread: 27.2 against 25.4 ms). Counted in complete
-//     schedules only: the Funcs a partial one has still to place add allocations that raise the
-//     thresholds as well as the sums, so its count is no lower bound (it misled the beam).
+//     gray per 1536-wide task instead (one thread: 27.2 against 25.4 ms). A partial schedule
+//     counts with the allocations placed so far (the Funcs still to place may raise the
+//     thresholds as well as the sums, so this is no bound; counting none until the schedule is
+//     complete misled the beam more: heap_bytes_refaulted in schedule_features.cpp).
 //   - tlb_pages_rewalked (not in the paper): the 4 KiB pages the stage's loop order touches again
 //     after the TLB has lost them, over the whole run. The blocks of loops are
 //     bytes_read_past_cache's; a block's pages are those of its reads and of its own writes
@@ -233,6 +237,9 @@ inline constexpr double kTlbPages = 1536;
 inline constexpr float kPageWalkBytes = 64; // float: Halide Exprs multiply by it
 // glibc's malloc maps allocations from this size up afresh whatever its threshold has become.
 inline constexpr double kMaxMmapThresholdBytes = 32 * 1024 * 1024;
+// What glibc's malloc asks of the system beyond a request when it grows an arena, and keeps when it
+// trims one (its M_TOP_PAD, 128 KiB unless tuned): freed, it lies in the arena's top with the rest.
+inline constexpr double kMallocTopPadBytes = 128 * 1024;
 // Halide keeps allocations of a constant size up to this on the stack: no malloc.
 inline constexpr float kStackAllocationBytes = 16 * 1024; // float: Halide Exprs compare with it
 // Halide rounds an allocation sized at run time up to a constant, and keeps it on the stack, only
@@ -286,7 +293,9 @@ struct ScheduleFeatures {
     // bytes_read_from_memory counts what a stage's own tile writes in a producer's reuse
     // distance, reads another Func of the same iteration made before it as cached, and evicts
     // linearly between one and two cache shares (all at once past one before).
-    static int version() { return 15; }
+    // 16: heap_bytes_refaulted counts malloc's top pad in what a trimmed site frees, and counts
+    // in partial schedules too (with the allocations placed so far).
+    static int version() { return 16; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();
