@@ -738,39 +738,53 @@ TEST(ScheduleFeatures, TlbPagesRewalkedWhereAColumnTileWalksMorePagesThanTheTlbH
     EXPECT_DOUBLE_EQ(narrow.bytes_read_past_cache, 6 * 1280 * (2048.0 + 64 - 4));
 }
 
-TEST(ScheduleFeatures, HeapBytesRefaultedWhereASitesAllocationsPassTheTrimThreshold) {
-    ImageParam in(Float(32), 2, "in");
-    Var x("x"), y("y");
-    Func a("a"), b("b"), c("c"), out("out");
-    a(x, y) = in(x, y) * 2;
-    b(x, y) = a(x, y) + 1;
-    c(x, y) = b(x, y) + 1;
-    out(x, y) = c(x, y) * 2;
-    in.set_estimates({{0, 2048}, {0, 1024}});
-    out.set_estimates({{0, 2048}, {0, 1024}});
-    const FunctionDAG dag = FunctionDAG::build(Pipeline(out));
-    const int o = node_of(dag, "out"), in_im = node_of(dag, "in_im");
-    const std::vector<int> chain = {node_of(dag, "a"), node_of(dag, "b"), node_of(dag, "c")};
-    auto refaulted = [&](int a_level, bool complete = true) {
+// in -> a -> b -> c -> out over 2048 floats by `height` rows: three intermediates for the trim rules.
+struct ChainOfThree {
+    ImageParam in{Float(32), 2, "in"};
+    Var x{"x"}, y{"y"};
+    Func a{"a"}, b{"b"}, c{"c"}, out{"out"};
+    FunctionDAG dag;
+    int o = -1, in_im = -1;
+    std::vector<int> chain; // a, b, c
+    explicit ChainOfThree(int height) {
+        a(x, y) = in(x, y) * 2;
+        b(x, y) = a(x, y) + 1;
+        c(x, y) = b(x, y) + 1;
+        out(x, y) = c(x, y) * 2;
+        in.set_estimates({{0, 2048}, {0, height}});
+        out.set_estimates({{0, 2048}, {0, height}});
+        dag = FunctionDAG::build(Pipeline(out));
+        o = node_of(dag, "out"), in_im = node_of(dag, "in_im");
+        chain = {node_of(dag, "a"), node_of(dag, "b"), node_of(dag, "c")};
+    }
+    // out tiled by `outer` then `inner` (parallel), a, b and c at the tiling levels `levels`
+    // (in_im inlined unless `partial`): their heap_bytes_refaulted.
+    std::vector<double> refaulted(const std::vector<int64_t> &outer, const std::vector<int64_t> &inner,
+                                  const std::vector<int> &levels, bool partial = false) const {
         LoopNest n(dag);
-        n.funcs[size_t(o)] = {Site::root(), Site::root(), {{{{2048, 64}, {512, 64}}, 0, 8, true, false}}};
-        for (int f : chain) {
-            const Site site = Site::at({o, 0}, f == chain[0] ? a_level : 1);
-            n.funcs[size_t(f)] = {site, site, {{{}, 0, 8, false, false}}};
+        n.funcs[size_t(o)] = {Site::root(), Site::root(), {{{outer, inner}, 0, 8, true, false}}};
+        for (size_t i = 0; i < chain.size(); i++) {
+            const Site site = Site::at({o, 0}, levels[i]);
+            n.funcs[size_t(chain[i])] = {site, site, {{{}, 0, 8, false, false}}};
         }
-        if (complete) n.funcs[size_t(in_im)] = {Site::inlined(), Site::inlined(), {}};
-        if (complete) EXPECT_EQ(n.validate(dag), "");
+        if (!partial) n.funcs[size_t(in_im)] = {Site::inlined(), Site::inlined(), {}};
+        if (!partial) EXPECT_EQ(n.validate(dag), "");
         const auto all = compute_schedule_features(dag, n, kAvx2);
-        std::vector<double> out;
-        for (int f : chain) out.push_back(features(all, f).heap_bytes_refaulted);
         EXPECT_EQ(features(all, o).heap_bytes_refaulted, 0); // the caller's buffer
-        return out;
-    };
+        std::vector<double> values;
+        for (int f : chain) values.push_back(features(all, f).heap_bytes_refaulted);
+        return values;
+    }
+};
+
+TEST(ScheduleFeatures, HeapBytesRefaultedWhereASitesAllocationsPassTheTrimThreshold) {
+    const ChainOfThree p(1024);
+    const std::vector<int64_t> outer = {2048, 64}, inner = {512, 64};
     const double tile = 512 * 64 * 4;
-    EXPECT_EQ(refaulted(1), std::vector<double>(3, 63 * tile));
-    EXPECT_EQ(refaulted(0), std::vector<double>(3, 0.0));
+    EXPECT_EQ(p.refaulted(outer, inner, {1, 1, 1}), std::vector<double>(3, 63 * tile));
+    EXPECT_EQ(p.refaulted(outer, inner, {0, 1, 1}), std::vector<double>(3, 0.0));
     // A partial state (in_im not placed yet) counts with what is placed, as if in_im added nothing.
-    EXPECT_EQ(refaulted(1, false), std::vector<double>(3, 63 * tile));
+    EXPECT_EQ(p.refaulted(outer, inner, {1, 1, 1}, /*partial=*/true), std::vector<double>(3, 63 * tile));
 }
 
 // malloc's top pad lies in the arena's top with what a site frees: a at the strip (the largest
@@ -778,34 +792,12 @@ TEST(ScheduleFeatures, HeapBytesRefaultedWhereASitesAllocationsPassTheTrimThresh
 // threshold (unsharp_mask's strips: 4.88 MB against twice 2.48, trimmed as measured); per third of
 // a strip they free 2 L less 1.25 pads, which stays.
 TEST(ScheduleFeatures, HeapBytesRefaultedCountMallocsTopPad) {
-    ImageParam in(Float(32), 2, "in");
-    Var x("x"), y("y");
-    Func a("a"), b("b"), c("c"), out("out");
-    a(x, y) = in(x, y) * 2;
-    b(x, y) = a(x, y) + 1;
-    c(x, y) = b(x, y) + 1;
-    out(x, y) = c(x, y) * 2;
-    in.set_estimates({{0, 2048}, {0, 960}});
-    out.set_estimates({{0, 2048}, {0, 960}});
-    const FunctionDAG dag = FunctionDAG::build(Pipeline(out));
-    const int o = node_of(dag, "out"), in_im = node_of(dag, "in_im");
-    const int fa = node_of(dag, "a"), fb = node_of(dag, "b"), fc = node_of(dag, "c");
-    auto refaulted = [&](int64_t inner_rows) {
-        LoopNest n(dag);
-        n.funcs[size_t(o)] = {Site::root(), Site::root(), {{{{2048, 60}, {2048, inner_rows}}, 0, 8, true, false}}};
-        n.funcs[size_t(fa)] = {Site::at({o, 0}, 0), Site::at({o, 0}, 0), {{{}, 0, 8, false, false}}};
-        for (int f : {fb, fc})
-            n.funcs[size_t(f)] = {Site::at({o, 0}, 1), Site::at({o, 0}, 1), {{{}, 0, 8, false, false}}};
-        n.funcs[size_t(in_im)] = {Site::inlined(), Site::inlined(), {}};
-        EXPECT_EQ(n.validate(dag), "");
-        const auto all = compute_schedule_features(dag, n, kAvx2);
-        return std::vector<double>{features(all, fa).heap_bytes_refaulted, features(all, fb).heap_bytes_refaulted,
-                                   features(all, fc).heap_bytes_refaulted};
-    };
+    const ChainOfThree p(960);
+    const std::vector<int64_t> strip_tile = {2048, 60};
     const double strip = 2048 * 60 * 4, half = strip / 2;
     ASSERT_DOUBLE_EQ(strip + 2 * half, 2 * strip); // no more than the threshold without the pad
-    EXPECT_EQ(refaulted(30), (std::vector<double>{15 * strip, 15 * half, 15 * half}));
-    EXPECT_EQ(refaulted(20), std::vector<double>(3, 0.0));
+    EXPECT_EQ(p.refaulted(strip_tile, {2048, 30}, {0, 1, 1}), (std::vector<double>{15 * strip, 15 * half, 15 * half}));
+    EXPECT_EQ(p.refaulted(strip_tile, {2048, 20}, {0, 1, 1}), std::vector<double>(3, 0.0));
 }
 
 // Math functions Halide 14 leaves to the C library (one call per lane) count by their cost
