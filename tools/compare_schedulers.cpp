@@ -36,6 +36,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -65,16 +66,26 @@ std::string csv_quote(const std::string &s) {
     return q + "\"";
 }
 
-// A clustered bar chart of speedups (log scale), one cluster per pipeline.
+// A scheduler's name in the chart's key: "SchedForge:configs/search/x.yaml" as "SchedForge:x", so that
+// a long path does not squeeze the bars (the table and CSV keep the whole name).
+std::string key_title(const std::string &scheduler) {
+    const size_t colon = scheduler.find(':');
+    if (colon == std::string::npos) return scheduler;
+    return scheduler.substr(0, colon + 1) + std::filesystem::path(scheduler.substr(colon + 1)).stem().string();
+}
+
+// A clustered bar chart of speedups (log scale), one cluster per pipeline; the key below it.
 bool plot(const std::string &data_path, const std::string &png_path, const std::vector<std::string> &schedulers,
           const std::string &baseline) {
-    std::string gp = "set title 'Speedup over " + baseline + " (higher is faster)'\nset style data histograms\n";
+    // noenhanced: app names such as conv_relu are text, not subscripts.
+    std::string gp = "set termoption noenhanced\nset title 'Speedup over " + baseline +
+                     " (higher is faster)'\nset style data histograms\n";
     gp += "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset logscale y 2\n";
-    gp += "set ylabel 'speedup'\nset xtics rotate by -30\nset key outside right\nset grid ytics\n";
+    gp += "set ylabel 'speedup'\nset xtics rotate by -30\nset key below\nset grid ytics\n";
     gp += "plot ";
     for (size_t i = 0; i < schedulers.size(); i++) {
         gp += std::string(i ? ", " : "") + "'" + data_path + "' using " + std::to_string(i + 2) +
-              (i == 0 ? ":xtic(1)" : "") + " title '" + schedulers[i] + "'";
+              (i == 0 ? ":xtic(1)" : "") + " title '" + key_title(schedulers[i]) + "'";
     }
     gp += "\n";
     return schedforge::tools::run_gnuplot(png_path, gp, "1200,600");
