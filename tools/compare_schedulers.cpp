@@ -66,12 +66,14 @@ std::string csv_quote(const std::string &s) {
     return q + "\"";
 }
 
+// SchedForge:FILE, our search with the search config FILE.
+const std::string kSearchVariantPrefix = "SchedForge:";
+
 // A scheduler's name in the chart's key: "SchedForge:configs/search/x.yaml" as "SchedForge:x", so that
 // a long path does not squeeze the bars (the table and CSV keep the whole name).
 std::string key_title(const std::string &scheduler) {
-    const size_t colon = scheduler.find(':');
-    if (colon == std::string::npos) return scheduler;
-    return scheduler.substr(0, colon + 1) + std::filesystem::path(scheduler.substr(colon + 1)).stem().string();
+    if (scheduler.rfind(kSearchVariantPrefix, 0) != 0) return scheduler;
+    return kSearchVariantPrefix + std::filesystem::path(scheduler.substr(kSearchVariantPrefix.size())).stem().string();
 }
 
 // A clustered bar chart of speedups (log scale), one cluster per pipeline; the key below it.
@@ -142,10 +144,9 @@ Plan check_command_line(const Options &o) {
     if (plan.apps.empty() && o.pipelines == 0) throw UserError("nothing to compare: give --apps or --pipelines > 0");
     plan.schedulers = schedforge::tools::split_list(o.schedulers_text);
     if (plan.schedulers.empty()) throw UserError("--schedulers lists no scheduler");
-    const std::string variant_prefix = "SchedForge:";
     for (const std::string &s : plan.schedulers) {
-        if (s.rfind(variant_prefix, 0) == 0) {
-            plan.searches[s] = ss::load_search_options(s.substr(variant_prefix.size()));
+        if (s.rfind(kSearchVariantPrefix, 0) == 0) {
+            plan.searches[s] = ss::load_search_options(s.substr(kSearchVariantPrefix.size()));
             continue;
         }
         if (s != "root" && s != "inline" && s != "manual" && s != "SchedForge" && s != "SchedForgeLearned" &&
