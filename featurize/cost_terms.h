@@ -13,16 +13,16 @@
 // Deviations from the paper's text: our features give an inlined stage no vectors or scalars
 // of its own (its work happens in its consumers), so the inlined branch of the compute cost
 // counts its evaluations, inlined_calls, as its lanes (terms 0 and 1); otherwise inlining would
-// look free. The page-fault term (22) counts the bytes of an intermediate's allocation, not
-// the paper's product of production bytes and parallelism: on a machine where fresh pages cost
-// 3 ns a byte, compute_root intermediates of a few MB cost more than all their arithmetic, and
-// only a term proportional to the allocation sees it. And three corrections for Funcs computed
-// many times inside a task (a small block per iteration of a consumer, where register blocking
-// puts reductions): lines written per realization are the realization's, not the whole
-// task's (terms 15-17); reads that fit in cache are cold once per task, not once per
-// realization (terms 4 and 5); and only realizations Halide allocates with halide_malloc cost a
-// malloc (23: heap_realizations, which also counts small ones sized at run time).
-// Without them such blocks cost 10-100x their lines, and the search never chose them.
+// look free. The page-fault term (22) counts the bytes of an intermediate's allocation that
+// glibc's malloc faults in each run (heap_bytes_refaulted), not the paper's product of
+// production bytes and parallelism: on a machine where fresh pages cost 3 ns a byte,
+// intermediates of a few MB that the allocator returns and takes back at each run cost more
+// than all their arithmetic, and only a term proportional to those bytes sees it. And three corrections for Funcs
+// computed many times inside a task (a small block per iteration of a consumer, where register blocking puts
+// reductions): lines written per realization are the realization's, not the whole task's (terms 15-17); reads that fit
+// in cache are cold once per task, not once per realization (terms 4 and 5); and only realizations Halide allocates
+// with halide_malloc cost a malloc (23: heap_realizations, which also counts small ones sized at run time). Without
+// them such blocks cost 10-100x their lines, and the search never chose them.
 #pragma once
 
 #include "featurize/pipeline_features.h"
@@ -159,9 +159,6 @@ T ops_per_point(const Feature &feature) {
     return max_value(ops, T(1.0f));
 }
 
-// Allocations from this size up are mapped fresh from the system (and returned to it when freed)
-// by common allocators, such as glibc's malloc at its initial threshold; smaller ones reuse memory.
-inline constexpr float kFreshAllocationBytes = 128 * 1024; // float: Halide Exprs compare with it
 // A realization whose reads fit in this much cache (a core's L2 on current x86 servers) leaves
 // them there for the next realization in the same task.
 inline constexpr float kReuseCacheBytes = 1024 * 1024;
@@ -224,13 +221,11 @@ std::array<T, kNumCostTerms> cost_terms(const CostTermInputs<T> &x) {
     t[20] = select_value(parallel, zero, select_value(output, zero, bytes_stored));
     // Threads, memory and parallel overheads.
     t[21] = select_value(parallel, (x.num_vectors + x.num_scalars) / m(x.innermost_bytes_at_task), zero);
-    // Fresh memory: an intermediate's allocation, first touched once per run (later realizations
-    // reuse it); the output's buffer is the caller's. Where the allocator returns large blocks to
-    // the system, each run faults them in again, at a cost per byte that varies from machine to
-    // machine by two orders (calibrate measures it). Pages the allocator returns and faults in
-    // again within a run cost the same (heap_bytes_refaulted).
-    t[22] = select_value(output || x.bytes_at_realization < kFreshAllocationBytes, zero, x.bytes_at_realization) +
-            x.heap_bytes_refaulted;
+    // Fresh memory: the pages of an intermediate's allocations that glibc's malloc returns to the
+    // system and faults in again, per run (heap_bytes_refaulted: its arena simulated); the output's
+    // buffer is the caller's. The cost per byte varies from machine to machine by two orders
+    // (calibrate measures it).
+    t[22] = x.heap_bytes_refaulted;
     t[23] = x.heap_realizations;
     t[24] = select_value(parallel, x.num_productions, zero);
     t[25] = x.num_productions * (x.inner_parallelism - 1);

@@ -18,19 +18,6 @@ int64_t ceil_div(int64_t a, int64_t b) { return a > 0 && b > 0 ? (a + b - 1) / b
 
 const Stage &stage_of(const FunctionDAG &dag, StageRef s) { return dag.nodes[size_t(s.node)].stages[size_t(s.stage)]; }
 
-// The non-inlined stages that read `node`, looking through inlined consumers. Unscheduled
-// consumers are listed too (validate() rejects them).
-void reading_stages(const FunctionDAG &dag, const LoopNest &nest, int node, std::vector<StageRef> &out) {
-    for (int ei : dag.nodes[size_t(node)].outgoing_edges) {
-        const Edge &e = dag.edges[size_t(ei)];
-        if (nest.inlined(e.consumer_node)) {
-            reading_stages(dag, nest, e.consumer_node, out);
-        } else if (std::find(out.begin(), out.end(), StageRef{e.consumer_node, e.consumer_stage}) == out.end()) {
-            out.push_back({e.consumer_node, e.consumer_stage});
-        }
-    }
-}
-
 // Whether stage `r`'s loops run within `site`.
 bool stage_within(const LoopNest &nest, StageRef r, const Site &site) {
     return (site.kind == Site::At && r == site.stage) || nest.contains(site, nest.compute_site(r));
@@ -45,6 +32,17 @@ int rvar_level(const StageTiling &t, size_t loop) {
 }
 
 } // namespace
+
+void reading_stages(const FunctionDAG &dag, const LoopNest &nest, int node, std::vector<StageRef> &out) {
+    for (int ei : dag.nodes[size_t(node)].outgoing_edges) {
+        const Edge &e = dag.edges[size_t(ei)];
+        if (nest.inlined(e.consumer_node)) {
+            reading_stages(dag, nest, e.consumer_node, out);
+        } else if (std::find(out.begin(), out.end(), StageRef{e.consumer_node, e.consumer_stage}) == out.end()) {
+            out.push_back({e.consumer_node, e.consumer_stage});
+        }
+    }
+}
 
 std::string site_text(const FunctionDAG &dag, const Site &s) {
     switch (s.kind) {

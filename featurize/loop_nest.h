@@ -106,6 +106,9 @@ std::string site_text(const FunctionDAG &dag, const Site &s);
 // (through inlined Funcs) must lie within the site. Sites are listed outermost first, root first.
 std::vector<Site> legal_compute_sites(const FunctionDAG &dag, const LoopNest &nest, int node);
 bool can_inline(const FunctionDAG &dag, int node);
+// The non-inlined stages that read `node`, looking through inlined consumers, added to `out`
+// (once each). Unscheduled consumers are listed too (validate() rejects them).
+void reading_stages(const FunctionDAG &dag, const LoopNest &nest, int node, std::vector<StageRef> &out);
 // A Func whose value is a float-to-integer cast (`f(x) = cast<int8>(clamp(v, -128, 127))`).
 // Never inlined: Halide 14's simplifier folds an integer cast of it that does not widen
 // (`cast<uint8>(f(x))`) into a direct float-to-uint8 cast, dropping the int8 step, which computes

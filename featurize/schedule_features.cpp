@@ -1,6 +1,7 @@
 #include "featurize/schedule_features.h"
 
 #include "featurize/cost_terms.h"
+#include "featurize/glibc_heap.h"
 #include "featurize/loop_nest.h"
 
 #include <algorithm>
@@ -352,42 +353,95 @@ private:
         }
         return sum;
     }
-    // The header's rule for heap_bytes_refaulted, per node. Allocations of a constant size up to
-    // kStackAllocationBytes are on the stack (those sized at run time, heap_realizations, are
-    // small: left out).
+    // The header's rule for heap_bytes_refaulted, per node: glibc's arena simulated over a run
+    // (glibc_heap.h). Allocations of a constant size up to kStackAllocationBytes are on the stack
+    // (those sized at run time, heap_realizations, are small: left out). A partial state counts
+    // with the allocations placed so far, as if the Funcs still to place added none: no bound
+    // (a large allocation placed later raises the thresholds), but counting none until the last
+    // step let the beam fill with states whose trims only that step priced (unsharp_mask,
+    // harris, camera_pipe and max_filter: 1.3-2.7x slower).
     std::vector<double> heap_bytes_refaulted() {
-        std::vector<double> out(dag_.nodes.size(), 0.0);
-        // A partial state counts with the allocations placed so far, as if the Funcs still to place
-        // added none. The true count may come out lower (a large allocation placed later raises the
-        // thresholds) or higher, so it is no bound; but counting none until the last step lets the
-        // beam fill with states whose trims only that step prices (unsharp_mask, harris, camera_pipe
-        // and max_filter: 1.3-2.7x slower), and a bound with every unplaced Func at its largest
-        // counts almost none until the end either.
-        double largest = kFreshAllocationBytes;
-        for (const Allocation &a : allocations_) {
-            if (a.bytes <= kMaxMmapThresholdBytes) largest = std::max(largest, a.bytes);
+        std::vector<HeapScope> scopes;
+        heap_scope(Site::root(), scopes);
+        std::vector<double> faults = glibc_faults_per_run(scopes, int(dag_.nodes.size()));
+        return faults;
+    }
+    // The heap events of one iteration of `site`'s body, as Halide 14 lowers it: the Funcs
+    // computed there, producers first (and then, inside a stage's loops, the rest of them); a
+    // Func stored there is allocated before the first of these that computes it and freed after
+    // the last that reads it. Returns the scope's index in `scopes`, or -1 if it touches no heap.
+    int heap_scope(const Site &site, std::vector<HeapScope> &scopes) {
+        struct Statement {
+            int node; // a Func's production, or -1: the stage's own loops from `level` in
+            int level;
+        };
+        std::vector<Statement> body;
+        for (size_t i = dag_.nodes.size(); i-- > 0;) {
+            if (nest_.scheduled(int(i)) && !nest_.inlined(int(i)) && nest_.funcs[i].compute == site)
+                body.push_back({int(i), 0});
         }
-        // The sites trimmed at the end of each iteration (each once per Func stored there).
-        std::vector<const Allocation *> trimmed;
-        for (const Allocation &host : allocations_) {
-            if (host.store.kind != Site::At) continue;
-            double heap = 0;
-            for (const Allocation &a : allocations_) {
-                if (a.bytes > kStackAllocationBytes && nest_.contains(host.store, a.store)) heap += a.bytes;
+        if (site.kind == Site::At) body.push_back({-1, site.level + 1});
+        auto runs = [&](const Statement &st, StageRef r) {
+            if (st.node < 0) {
+                return r == site.stage || (st.level < tiling(site.stage).levels() &&
+                                           nest_.contains(Site::at(site.stage, st.level), nest_.compute_site(r)));
             }
-            if (heap + kMallocTopPadBytes > 2 * largest) trimmed.push_back(&host);
-        }
-        for (const Allocation &a : allocations_) {
-            if (a.store.kind != Site::At || a.bytes <= kStackAllocationBytes) continue;
-            // Realizations of the innermost trimmed site holding it (root: once a run, the first touch).
-            double touches = a.bytes > kMaxMmapThresholdBytes ? double(b_.iterations(a.store)) : 1;
-            for (const Allocation *host : trimmed) {
-                if (nest_.contains(host->store, a.store))
-                    touches = std::max(touches, double(b_.iterations(host->store)));
+            if (r.node == st.node) return true;
+            for (size_t s = 0; s < dag_.nodes[size_t(st.node)].stages.size(); s++) {
+                if (nest_.contains(Site::at({st.node, int(s)}, 0), nest_.compute_site(r))) return true;
             }
-            out[size_t(a.node)] = (touches - 1) * a.bytes;
+            return false;
+        };
+        // The first and last statement of each heap block stored here, producers first.
+        struct Lifetime {
+            int node, first, last;
+            double bytes;
+        };
+        std::vector<Lifetime> blocks;
+        std::vector<StageRef> readers;
+        for (auto a = allocations_.rbegin(); a != allocations_.rend(); ++a) {
+            if (a->bytes <= kStackAllocationBytes || !(a->store == site)) continue;
+            Lifetime l{a->node, -1, -1, a->bytes};
+            readers.clear();
+            reading_stages(dag_, nest_, a->node, readers);
+            for (int k = 0; k < int(body.size()); k++) {
+                if (l.first < 0 && runs(body[size_t(k)], {a->node, 0})) l.first = k;
+                for (StageRef r : readers) {
+                    if (nest_.scheduled(r.node) && runs(body[size_t(k)], r)) l.last = k;
+                }
+            }
+            if (l.first < 0) continue;
+            l.last = std::max(l.last, l.first);
+            blocks.push_back(l);
         }
-        return out;
+        const int index = int(scopes.size());
+        scopes.emplace_back();
+        HeapScope scope;
+        auto inner = [&](StageRef s, int level) {
+            if (level >= tiling(s).levels()) return;
+            const int child = heap_scope(Site::at(s, level), scopes);
+            if (child >= 0) scope.repeat(child, b_.level_trips(s, level));
+        };
+        for (int k = 0; k < int(body.size()); k++) {
+            for (const Lifetime &l : blocks) {
+                if (l.first == k) scope.allocate(l.node, int64_t(l.bytes));
+            }
+            const Statement &st = body[size_t(k)];
+            if (st.node < 0) {
+                inner(site.stage, st.level);
+            } else {
+                for (size_t s = 0; s < dag_.nodes[size_t(st.node)].stages.size(); s++) inner({st.node, int(s)}, 0);
+            }
+            for (const Lifetime &l : blocks) {
+                if (l.last == k) scope.free(l.node);
+            }
+        }
+        if (scope.events.empty() && index > 0) {
+            scopes.resize(size_t(index)); // nothing inside was kept either
+            return -1;
+        }
+        scopes[size_t(index)] = std::move(scope);
+        return index;
     }
     // Allocations inside the loops of any stage of `node`, and its own.
     double working_set_of_func(int node) {

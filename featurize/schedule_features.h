@@ -101,25 +101,21 @@
 //     block of a channel mix computed per 16 pixels of a pooling update's guarded loop was
 //     allocated 4,560 times a run, each a malloc and a free (about 11 ns a pair alone, and such
 //     a block stays in memory where a constant-size one can live in registers).
-//   - heap_bytes_refaulted (not in the paper): the bytes of the Func's realizations that glibc's
-//     malloc hands back to the system when they are freed and faults in again at the next one,
-//     beyond their first touch in a run (the page_faults term's). In a process that runs the
-//     pipeline again and again, malloc's mmap threshold settles at the largest heap allocation
-//     (at least kFreshAllocationBytes, at most kMaxMmapThresholdBytes) and its trim threshold at
-//     twice that: an arena whose free top grows past the trim threshold is trimmed. So the
-//     realizations inside one iteration of a site, freed together at its end, are returned to
-//     the system when their heap bytes (over kStackAllocationBytes each), with the top pad malloc
-//     keeps beyond them (kMallocTopPadBytes), pass twice the largest allocation, and faulted in
-//     at every iteration of the innermost such site that holds them (unsharp_mask's four
-//     intermediates per 128-row strip, 4.88 MB against twice 2.48: 10.5 ms on 2 threads
-//     trimmed, 6.4 with trimming off, priced alike without the pad);
-//     one past kMaxMmapThresholdBytes is mapped afresh at every realization. With threads, each
-//     return is a TLB shootdown on the other cores: harris with its gray, Ix and Iy (530 KB
-//     each) per 512 x 256 tile ran 24.9 ms on 2 threads, 15.2 with trimming off, 11-14 with
-//     gray per 1536-wide task instead (one thread: 27.2 against 25.4 ms). A partial schedule
-//     counts with the allocations placed so far (the Funcs still to place may raise the
-//     thresholds as well as the sums, so this is no bound; counting none until the schedule is
-//     complete misled the beam more: heap_bytes_refaulted in schedule_features.cpp).
+//   - heap_bytes_refaulted (not in the paper): the bytes of the Func's allocations that glibc's
+//     malloc faults in per run, once the process has run the pipeline a few times: pages it
+//     returned to the system (a trim of its arena's top, or a block past its mmap threshold
+//     unmapped) and takes back when the buffer is next allocated, at each iteration of a site
+//     or once a run. glibc's arena is simulated over the run (glibc_heap.h: its thresholds, its
+//     top pad, and the holes Halide's early frees leave; pinned page for page against glibc on
+//     patterns of sites). A buffer that stays in the arena faults in no page after the first
+//     run: one large intermediate at root costs nothing per run, where three of them together
+//     pass twice the largest at each run's end and fault in again. Measured: unsharp_mask's four
+//     intermediates per 128-row strip, 4.88 MB against twice 2.48, ran 10.5 ms on 2 threads
+//     trimmed, 6.4 with trimming off; harris with its gray, Ix and Iy (530 KB each) per 512 x 256
+//     tile 24.9 ms, 15.2 with trimming off (each return is a TLB shootdown on the other cores too).
+//     A partial schedule counts with the allocations placed so far (the Funcs still to place may
+//     raise the thresholds as well as the sums, so this is no bound; counting none until the
+//     schedule is complete misled the beam more: heap_bytes_refaulted in schedule_features.cpp).
 //   - tlb_pages_rewalked (not in the paper): the 4 KiB pages the stage's loop order touches again
 //     after the TLB has lost them, over the whole run. The blocks of loops are
 //     bytes_read_past_cache's; a block's pages are those of its reads and of its own writes
@@ -235,11 +231,6 @@ CacheSizes machine_cache_sizes(double l2_bytes, double l3_bytes, double cores_sh
 // term, as bytes read from memory (tlb_pages_rewalked): a walk's page-table line.
 inline constexpr double kTlbPages = 1536;
 inline constexpr float kPageWalkBytes = 64; // float: Halide Exprs multiply by it
-// glibc's malloc maps allocations from this size up afresh whatever its threshold has become.
-inline constexpr double kMaxMmapThresholdBytes = 32 * 1024 * 1024;
-// What glibc's malloc asks of the system beyond a request when it grows an arena, and keeps when it
-// trims one (its M_TOP_PAD, 128 KiB unless tuned): freed, it lies in the arena's top with the rest.
-inline constexpr double kMallocTopPadBytes = 128 * 1024;
 // Halide keeps allocations of a constant size up to this on the stack: no malloc.
 inline constexpr float kStackAllocationBytes = 16 * 1024; // float: Halide Exprs compare with it
 // Halide rounds an allocation sized at run time up to a constant, and keeps it on the stack, only
@@ -295,7 +286,11 @@ struct ScheduleFeatures {
     // linearly between one and two cache shares (all at once past one before).
     // 16: heap_bytes_refaulted counts malloc's top pad in what a trimmed site frees, and counts
     // in partial schedules too (with the allocations placed so far).
-    static int version() { return 16; }
+    // 17: heap_bytes_refaulted follows glibc's arena, simulated (glibc_heap.h): what a trim keeps
+    // (the pad) and what early frees' holes take; it counts every fault of a run, a root
+    // allocation's too when the arena returns it at the run's end (the page-fault term counted
+    // every allocation's first touch, and no longer does).
+    static int version() { return 17; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();

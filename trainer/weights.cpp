@@ -39,12 +39,12 @@ std::string one_line(std::string s) {
 }
 
 // Networks of earlier schedule feature versions: each added features and terms at the end only
-// (versions 5 to 9 and 11 to 13 none; 10, 14 and 15 a feature, no term), so their weights load widened, the new entries
-// zero, and predict what they did (on features whose meaning may since have changed: retrain to follow them). Versions
-// 1-3 were never trained with a correction bound; should a later version add terms, widening a bounded file (version 4
-// on) must also set the new terms' term_log_scale to log(kMinCoefficient), as from_coefficients does for a zero
-// coefficient: a zero row gives a bounded multiplier of about 0.67, not 0, and the new terms would be priced at 0.67 ns
-// per unit (held-out R² of v6 fell to -1.27 when this was tried).
+// (versions 5 to 9, 11 to 13, 16 and 17 none; 10, 14 and 15 a feature, no term), so their weights load widened, the new
+// entries zero, and predict what they did (on features whose meaning may since have changed: retrain to follow them).
+// Versions 1-3 were never trained with a correction bound; should a later version add terms, widening a bounded file
+// (version 4 on) must also set the new terms' term_log_scale to log(kMinCoefficient), as from_coefficients does for a
+// zero coefficient: a zero row gives a bounded multiplier of about 0.67, not 0, and the new terms would be priced at
+// 0.67 ns per unit (held-out R² of v6 fell to -1.27 when this was tried).
 struct LegacyNetwork {
     int schedule_feature_version, schedule_features, terms;
 };
@@ -63,6 +63,8 @@ constexpr LegacyNetwork kLegacyNetworks[] = {
     {12, 44, 31}, // before consumers' loops one by one and the machine's caches in bytes_read_past_cache
     {13, 44, 31}, // before heap_bytes_refaulted (the page_faults term counted the first touch only)
     {14, 45, 31}, // before tlb_pages_rewalked and whole cache lines in the cache features
+    {15, 46, 31}, // the same shape: versions 16 and 17 changed heap_bytes_refaulted's meaning
+    {16, 46, 31}, // before glibc's arena simulated (heap_bytes_refaulted; the page_faults term's first touch)
 };
 static_assert(kScheduleFeatures == 46 && kTerms == 31, "add the previous network to kLegacyNetworks");
 

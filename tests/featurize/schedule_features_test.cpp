@@ -1,5 +1,6 @@
 // LoopNest legality and bounds, and golden schedule features on fixed pipelines: every expected
 // value is derived by hand in the comments beside it.
+#include "featurize/glibc_heap.h"
 #include "featurize/loop_nest.h"
 #include "featurize/schedule_features.h"
 #include "tests/featurize/fixtures.h"
@@ -73,7 +74,7 @@ TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
     EXPECT_EQ(names[43], "heap_realizations");
     EXPECT_EQ(names[44], "heap_bytes_refaulted");
     EXPECT_EQ(names.back(), "tlb_pages_rewalked");
-    EXPECT_EQ(ScheduleFeatures::version(), 16);
+    EXPECT_EQ(ScheduleFeatures::version(), 17);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -768,36 +769,79 @@ struct ChainOfThree {
             n.funcs[size_t(chain[i])] = {site, site, {{{}, 0, 8, false, false}}};
         }
         if (!partial) n.funcs[size_t(in_im)] = {Site::inlined(), Site::inlined(), {}};
-        if (!partial) EXPECT_EQ(n.validate(dag), "");
+        if (!partial) {
+            EXPECT_EQ(n.validate(dag), "");
+        }
         const auto all = compute_schedule_features(dag, n, kAvx2);
         EXPECT_EQ(features(all, o).heap_bytes_refaulted, 0); // the caller's buffer
         std::vector<double> values;
         for (int f : chain) values.push_back(features(all, f).heap_bytes_refaulted);
         return values;
     }
+    // The same values from heap events written out by hand (glibc_heap.h simulates them).
+    std::vector<double> simulated(const std::vector<HeapScope> &scopes) const {
+        const std::vector<double> all = glibc_faults_per_run(scopes, int(dag.nodes.size()));
+        std::vector<double> values;
+        for (int f : chain) values.push_back(all[size_t(f)]);
+        return values;
+    }
 };
 
-TEST(ScheduleFeatures, HeapBytesRefaultedWhereASitesAllocationsPassTheTrimThreshold) {
+// a, b and c per tile, in strips of 4 tiles: Halide allocates each before its production and
+// frees it after its consumer's, so c takes a's hole and the site peaks at two blocks. Per 512 x
+// 128 tile (256 KiB each) the two and the pad pass twice the largest at the end of each tile,
+// and all but the pad faults in again at the next; per 512 x 64 tile (128 KiB) the two fit in
+// what the arena grew by for one (a block and the pad), under twice the largest: nothing faults
+// in after the first run.
+TEST(ScheduleFeatures, HeapBytesRefaultedFollowHalidesAllocationsThroughGlibcsArena) {
     const ChainOfThree p(1024);
-    const std::vector<int64_t> outer = {2048, 64}, inner = {512, 64};
-    const double tile = 512 * 64 * 4;
-    EXPECT_EQ(p.refaulted(outer, inner, {1, 1, 1}), std::vector<double>(3, 63 * tile));
-    EXPECT_EQ(p.refaulted(outer, inner, {0, 1, 1}), std::vector<double>(3, 0.0));
+    auto per_tile = [&](int64_t rows) {
+        const int64_t tile = 512 * rows * 4;
+        std::vector<HeapScope> s(3);
+        s[0].repeat(1, 1024 / rows); // strips
+        s[1].repeat(2, 4);           // tiles per strip
+        s[2].allocate(p.chain[0], tile);
+        s[2].allocate(p.chain[1], tile);
+        s[2].free(p.chain[0]); // after b's production
+        s[2].allocate(p.chain[2], tile);
+        s[2].free(p.chain[1]); // after c's
+        s[2].free(p.chain[2]); // after out's
+        return p.simulated(s);
+    };
+    const std::vector<double> large = per_tile(128), small = per_tile(64);
+    EXPECT_EQ(p.refaulted({2048, 128}, {512, 128}, {1, 1, 1}), large);
+    EXPECT_EQ(p.refaulted({2048, 64}, {512, 64}, {1, 1, 1}), small);
+    EXPECT_NEAR(large[0] + large[1] + large[2], 32 * (2 * 512 * 128 * 4 - 128 * 1024), 32 * 8192);
+    EXPECT_EQ(small, std::vector<double>(3, 0.0));
     // A partial state (in_im not placed yet) counts with what is placed, as if in_im added nothing.
-    EXPECT_EQ(p.refaulted(outer, inner, {1, 1, 1}, /*partial=*/true), std::vector<double>(3, 63 * tile));
+    EXPECT_EQ(p.refaulted({2048, 128}, {512, 128}, {1, 1, 1}, /*partial=*/true), large);
 }
 
-// malloc's top pad lies in the arena's top with what a site frees: a at the strip (the largest
-// allocation, L) and b and c per half strip free exactly 2 L, which the pad takes past the trim
-// threshold (unsharp_mask's strips: 4.88 MB against twice 2.48, trimmed as measured); per third of
-// a strip they free 2 L less 1.25 pads, which stays.
-TEST(ScheduleFeatures, HeapBytesRefaultedCountMallocsTopPad) {
+// a per strip of 2048 x 60 (the largest allocation, L), b and c per half strip: they peak at 2 L,
+// which the pad takes past the trim threshold at the end of each strip (unsharp_mask's strips:
+// 4.88 MB against twice 2.48, trimmed as measured); per third of a strip they peak lower, stay
+// under it, and fault in nothing after the first run.
+TEST(ScheduleFeatures, HeapBytesRefaultedCountWhatATrimReturnsAboveThePad) {
     const ChainOfThree p(960);
     const std::vector<int64_t> strip_tile = {2048, 60};
-    const double strip = 2048 * 60 * 4, half = strip / 2;
-    ASSERT_DOUBLE_EQ(strip + 2 * half, 2 * strip); // no more than the threshold without the pad
-    EXPECT_EQ(p.refaulted(strip_tile, {2048, 30}, {0, 1, 1}), (std::vector<double>{15 * strip, 15 * half, 15 * half}));
-    EXPECT_EQ(p.refaulted(strip_tile, {2048, 20}, {0, 1, 1}), std::vector<double>(3, 0.0));
+    const int64_t strip = 2048 * 60 * 4;
+    auto per_strip = [&](int64_t parts) {
+        std::vector<HeapScope> s(3);
+        s[0].repeat(1, 16);
+        s[1].allocate(p.chain[0], strip);
+        s[1].repeat(2, parts);
+        s[1].free(p.chain[0]); // after out's level-1 loops, which read it through b
+        s[2].allocate(p.chain[1], strip / parts);
+        s[2].allocate(p.chain[2], strip / parts);
+        s[2].free(p.chain[1]);
+        s[2].free(p.chain[2]);
+        return p.simulated(s);
+    };
+    const std::vector<double> halves = per_strip(2), thirds = per_strip(3);
+    EXPECT_EQ(p.refaulted(strip_tile, {2048, 30}, {0, 1, 1}), halves);
+    EXPECT_EQ(p.refaulted(strip_tile, {2048, 20}, {0, 1, 1}), thirds);
+    EXPECT_NEAR(halves[0] + halves[1] + halves[2], 16 * (2 * strip - 128 * 1024), 16 * 8192);
+    EXPECT_EQ(thirds, std::vector<double>(3, 0.0));
 }
 
 // Math functions Halide 14 leaves to the C library (one call per lane) count by their cost

@@ -1,0 +1,62 @@
+// A model of glibc's malloc (2.36, Debian 12) as a pipeline's buffers use it: which bytes each
+// run faults in, once the process has run the pipeline a few times.
+//
+// Halide allocates a Func's buffer where its storage loop's body first needs it (producers before
+// their consumers) and frees it right after its last use there, so a buffer freed early leaves a
+// hole below those still in use, which a later one that fits takes (a chain of stages at one site
+// ping-pongs between two holes). glibc then decides what page faults follow:
+//   - where a block comes from: the smallest free chunk that holds it; else the arena's free top
+//     when it holds it; else a fresh mmap when the block is at least the mmap threshold (faulted
+//     in at every use); else the arena grows by the block and M_TOP_PAD (kTopPadBytes) beyond it;
+//   - the thresholds: the mmap threshold starts at 128 KiB and rises to the size of each larger
+//     mapped block freed (up to 32 MiB), the trim threshold to twice that: in a process that runs
+//     the pipeline again and again they settle at the largest buffer;
+//   - trimming: freeing a block whose chunk (merged with its free neighbours) is 64 KiB or more
+//     checks the free top against the trim threshold and, past it, returns all of the top but the
+//     pad to the system; the next block that reaches there faults its pages in again (each costs a
+//     page zeroed, and where the machine hands freed pages back to its host, far more: calibrate
+//     --page-fault-cost measure).
+// So whether a site's buffers fault in at every iteration depends on their peak against the
+// largest buffer anywhere, on the pad, and on what the sites around them left in the top; the
+// simulation follows the arena iteration by iteration until an iteration leaves it as it found
+// it (then every further iteration repeats it).
+//
+// Not modelled: tcache-sized blocks that pin the top (Halide's heap buffers are larger), and
+// threads: each worker thread has an arena of its own (non-main arenas grow without the pad),
+// which a parallel loop's tasks share out; the one arena simulated stands for each of them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace schedforge::featurize {
+
+// One iteration of a loop body, as the heap sees it: blocks allocated and freed (at most one live
+// block per owner within an iteration), and inner loops run.
+struct HeapScope {
+    struct Event {
+        enum Kind { Allocate, Free, Repeat } kind;
+        int owner = 0;          // Allocate, Free: who the faults are counted for (a Func's node)
+        int64_t bytes = 0;      // Allocate: as the program asks for them
+        int scope = 0;          // Repeat: the inner loop's body (an index into the scopes)
+        int64_t iterations = 0; // Repeat: its iterations per iteration of this one
+    };
+    std::vector<Event> events;
+
+    void allocate(int owner, int64_t bytes) { events.push_back({Event::Allocate, owner, bytes, 0, 0}); }
+    void free(int owner) { events.push_back({Event::Free, owner, 0, 0, 0}); }
+    void repeat(int scope, int64_t iterations) { events.push_back({Event::Repeat, 0, 0, scope, iterations}); }
+};
+
+// glibc's constants (malloc/malloc.c) and what the runner adds to each request
+// (runner/system_allocator.h: 128 bytes of alignment and 8 of slack).
+inline constexpr int64_t kTopPadBytes = 128 * 1024;
+inline constexpr int64_t kInitialMmapThresholdBytes = 128 * 1024;
+inline constexpr int64_t kMaxDynamicMmapThresholdBytes = 32 * 1024 * 1024;
+inline constexpr int64_t kRequestOverheadBytes = 136;
+
+// The bytes each owner (0 .. num_owners-1) faults in per run once runs repeat (the fourth run of
+// scopes[0], which runs once a run and holds the rest), through a fresh process's arena.
+std::vector<double> glibc_faults_per_run(const std::vector<HeapScope> &scopes, int num_owners);
+
+} // namespace schedforge::featurize

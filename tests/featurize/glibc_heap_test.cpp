@@ -1,0 +1,172 @@
+// The heap model against glibc itself: each pattern of storage sites runs for real through the
+// runner's allocator (glibc's malloc, as timed pipelines use it) in a fresh child process, and the
+// pages it faults in during its fourth run must be those the model predicts.
+#include "featurize/glibc_heap.h"
+#include "runner/system_allocator.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace schedforge::featurize {
+namespace {
+
+constexpr int64_t KB = 1000, MB = 1000 * 1000;
+
+void run_for_real(const std::vector<HeapScope> &scopes, int s) {
+    std::map<int, void *> live;
+    for (const HeapScope::Event &e : scopes[size_t(s)].events) {
+        switch (e.kind) {
+        case HeapScope::Event::Allocate: {
+            void *p = runner::system_malloc(size_t(e.bytes));
+            if (!p) _exit(3);
+            std::memset(p, 1, size_t(e.bytes)); // a buffer's producer writes all of it
+            live[e.owner] = p;
+            break;
+        }
+        case HeapScope::Event::Free:
+            runner::system_free(live[e.owner]);
+            live.erase(e.owner);
+            break;
+        case HeapScope::Event::Repeat:
+            for (int64_t i = 0; i < e.iterations; i++) run_for_real(scopes, e.scope);
+            break;
+        }
+    }
+}
+
+long minor_faults() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_minflt;
+}
+
+// Pages glibc faults in during the fourth run of scopes[0], in a child process (fresh thresholds),
+// without transparent huge pages (which would fault 2 MiB at a time).
+double measured_pages(const std::vector<HeapScope> &scopes) {
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    const pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+        for (int r = 0; r < 3; r++) run_for_real(scopes, 0);
+        const long before = minor_faults();
+        run_for_real(scopes, 0);
+        const long pages = minor_faults() - before;
+        _exit(write(fds[1], &pages, sizeof pages) == sizeof pages ? 0 : 4);
+    }
+    close(fds[1]);
+    long pages = -1;
+    if (read(fds[0], &pages, sizeof pages) != sizeof pages) pages = -1;
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? double(pages) : -1;
+}
+
+double modelled_pages(const std::vector<HeapScope> &scopes, int owners) {
+    double bytes = 0;
+    for (double b : glibc_faults_per_run(scopes, owners)) bytes += b;
+    return bytes / 4096;
+}
+
+// A site holding `blocks` (owners 0, 1, ...; freed in reverse order) that runs `iterations` times a run.
+std::vector<HeapScope> one_site(const std::vector<int64_t> &blocks, int64_t iterations) {
+    std::vector<HeapScope> scopes(2);
+    scopes[0].repeat(1, iterations);
+    for (size_t i = 0; i < blocks.size(); i++) scopes[1].allocate(int(i), blocks[i]);
+    for (size_t i = blocks.size(); i-- > 0;) scopes[1].free(int(i));
+    return scopes;
+}
+
+void expect_model_follows_glibc(const std::vector<HeapScope> &scopes, int owners, double expected_pages) {
+    const double model = modelled_pages(scopes, owners), real = measured_pages(scopes);
+    ASSERT_GE(real, 0) << "the child process failed";
+    // A few pages of the arena's own bookkeeping and of rounding either way.
+    const double slack = 8 + 0.03 * expected_pages;
+    EXPECT_NEAR(model, expected_pages, slack) << "the model moved from what glibc was measured to do";
+    EXPECT_NEAR(real, model, slack + 8) << "glibc faults " << real << " pages a run, the model " << model;
+}
+
+// Five 100 KB blocks a site: past the initial trim threshold (128 KiB) at every iteration, which
+// returns all but the pad; 16 iterations fault 500 KB less the pad each.
+TEST(GlibcHeap, ASiteWhoseBlocksPassTheTrimThresholdFaultsAllButThePadAtEachIteration) {
+    const auto scopes = one_site({100 * KB, 100 * KB, 100 * KB, 100 * KB, 100 * KB}, 16);
+    expect_model_follows_glibc(scopes, 5, 16 * (500 * KB - 128 * 1024) / 4096.0);
+}
+
+// One 400 KB block: mapped in the first run, which raises the thresholds to 400 KB and 800 KB;
+// from then on it lives in the arena and is never returned.
+TEST(GlibcHeap, ASingleLargeBlockRaisesTheThresholdsAndStays) {
+    expect_model_follows_glibc(one_site({400 * KB}, 16), 1, 0);
+}
+
+// Two 200 KB blocks: the thresholds rise to 200 KB and 400 KB, which the two and the pad pass;
+// the trim returns whole pages above the pad: 65 a time.
+TEST(GlibcHeap, TwoBlocksAndThePadPassTwiceTheLargest) {
+    expect_model_follows_glibc(one_site({200 * KB, 200 * KB}, 16), 2, 16 * 65);
+}
+
+// 140 + 100 + 100 KB: the trim comes at the second block's free (threshold 2 x 140 KB), so the
+// first two stay in the top and only the third block's pages past the pad fault in again.
+TEST(GlibcHeap, ATrimHalfwayThroughTheFreesReturnsOnlyWhatLiesAbove) {
+    const auto scopes = one_site({140 * KB, 100 * KB, 100 * KB}, 16);
+    const double model = modelled_pages(scopes, 3);
+    EXPECT_GT(model, 0);
+    EXPECT_LT(model, 16 * 100 * KB / 4096.0);
+    expect_model_follows_glibc(scopes, 3, model);
+}
+
+// Nested sites, as a tiled consumer with a producer per strip of tiles and two per tile: the
+// tiles' blocks (2 x 1.5 MB) do not pass twice the largest (the strip's 2 MB) with the pad, so
+// they stay between tiles; with the strip's block they do, so everything above the pad faults in
+// again at each strip.
+TEST(GlibcHeap, NestedSitesTrimWhereTheirSumPassesTwiceTheLargest) {
+    std::vector<HeapScope> scopes(3);
+    scopes[0].repeat(1, 4);
+    scopes[1].allocate(0, 2 * MB);
+    scopes[1].repeat(2, 8);
+    scopes[1].free(0);
+    scopes[2].allocate(1, 1500 * KB);
+    scopes[2].allocate(2, 1500 * KB);
+    scopes[2].free(2);
+    scopes[2].free(1);
+    const std::vector<double> faults = glibc_faults_per_run(scopes, 3);
+    EXPECT_NEAR(faults[0], 4 * (2 * MB - 128 * 1024), 4 * 8192.0);
+    EXPECT_NEAR(faults[1] + faults[2], 4 * 3 * MB, 4 * 8192.0);
+    expect_model_follows_glibc(scopes, 3, modelled_pages(scopes, 3));
+}
+
+// Past 32 MiB the thresholds no longer follow: such a block is mapped afresh at each iteration.
+TEST(GlibcHeap, BlocksPastTheDynamicThresholdsLimitAreMappedEachTime) {
+    expect_model_follows_glibc(one_site({40 * MB}, 3), 1, 3 * 40 * MB / 4096.0);
+}
+
+// A chain a -> b -> c -> d of 1 MB buffers at one site, each freed after its consumer: c takes
+// a's hole and d the top b left, so the site peaks at two buffers; at the end of an iteration the
+// two and the pad pass twice the largest, and 2 MB less the pad (456 pages) fault in again. A
+// stack of the four freed together at the end would fault 4 MB less the pad.
+TEST(GlibcHeap, EarlyFreesLeaveHolesThatLaterBuffersTake) {
+    std::vector<HeapScope> scopes(2);
+    scopes[0].repeat(1, 16);
+    scopes[1].allocate(0, 1 * MB);
+    scopes[1].allocate(1, 1 * MB);
+    scopes[1].free(0);
+    scopes[1].allocate(2, 1 * MB);
+    scopes[1].free(1);
+    scopes[1].allocate(3, 1 * MB);
+    scopes[1].free(2);
+    scopes[1].free(3);
+    expect_model_follows_glibc(scopes, 4, 16 * 456);
+    const auto stacked = one_site({1 * MB, 1 * MB, 1 * MB, 1 * MB}, 16);
+    expect_model_follows_glibc(stacked, 4, 16 * 944);
+}
+
+} // namespace
+} // namespace schedforge::featurize
