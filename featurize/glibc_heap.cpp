@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 namespace schedforge::featurize {
 
@@ -12,19 +13,24 @@ constexpr int64_t kMinChunk = 32;                  // MINSIZE
 constexpr int64_t kConsolidationBytes = 64 * 1024; // FASTBIN_CONSOLIDATION_THRESHOLD
 constexpr int kRunsBeforeSteady = 3;               // the thresholds settle in the first
 constexpr int64_t kMaxIterationsSimulated = 8;     // then the last one stands for the rest
+constexpr int64_t kTcacheMaxChunk = 1040;          // a thread's cache: chunks of requests up to 1,032 bytes
+constexpr size_t kTcacheCount = 7;                 // of each size
 
 int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 int64_t align_down(int64_t v, int64_t a) { return v / a * a; }
 
 // The main arena, its addresses relative to its start: the free top runs from `top` to `end`;
 // below it, chunks in use and free ones (`holes`, by address, none adjacent to another or to the
-// top); the pages below `resident` have been touched and not returned since.
+// top); the pages below `resident` have been touched and not returned since. Small chunks freed
+// wait in the thread's cache (tcache) for a request of their size, in use as far as the arena
+// knows: one that lies above large free chunks keeps them from joining the top (a pin).
 struct Arena {
     int64_t top = 0, end = 0, resident = 0;
-    std::map<int64_t, int64_t> holes; // address -> size
+    std::map<int64_t, int64_t> holes;               // address -> size
+    std::map<int64_t, std::vector<int64_t>> tcache; // size -> addresses, the last freed last
     int64_t mmap_threshold = kInitialMmapThresholdBytes, trim_threshold = kInitialMmapThresholdBytes;
     bool operator==(const Arena &o) const {
-        return top == o.top && end == o.end && resident == o.resident && holes == o.holes &&
+        return top == o.top && end == o.end && resident == o.resident && holes == o.holes && tcache == o.tcache &&
                mmap_threshold == o.mmap_threshold && trim_threshold == o.trim_threshold;
     }
 };
@@ -81,6 +87,12 @@ private:
 
     Chunk allocate(int owner, int64_t bytes, std::vector<double> &faults) {
         const int64_t size = std::max(kMinChunk, align_up(bytes + kRequestOverheadBytes + 8, 16));
+        if (auto cached = arena_.tcache.find(size); cached != arena_.tcache.end()) {
+            const Chunk c{cached->second.back(), size};
+            cached->second.pop_back();
+            if (cached->second.empty()) arena_.tcache.erase(cached);
+            return c;
+        }
         // The smallest hole that holds it (below the resident mark: no faults).
         auto best = arena_.holes.end();
         for (auto it = arena_.holes.begin(); it != arena_.holes.end(); ++it) {
@@ -118,6 +130,13 @@ private:
                 arena_.trim_threshold = 2 * c.size;
             }
             return;
+        }
+        if (c.size <= kTcacheMaxChunk) {
+            std::vector<int64_t> &cached = arena_.tcache[c.size];
+            if (cached.size() < kTcacheCount) {
+                cached.push_back(c.address);
+                return;
+            }
         }
         // Merged with the free chunks on either side, and into the top when it borders it.
         int64_t address = c.address, size = c.size;

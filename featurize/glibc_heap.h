@@ -21,9 +21,13 @@
 // simulation follows the arena iteration by iteration until an iteration leaves it as it found
 // it (then every further iteration repeats it).
 //
-// Not modelled: tcache-sized blocks that pin the top (Halide's heap buffers are larger), and
-// threads: each worker thread has an arena of its own (non-main arenas grow without the pad),
-// which a parallel loop's tasks share out; the one arena simulated stands for each of them.
+// A small block freed waits in the thread's cache (tcache: chunks for requests up to 1,032
+// bytes, 7 of a size) for the next request of its size, in use as far as the arena knows: one
+// allocated above large blocks keeps them, freed, from joining the top, and so from any trim.
+//
+// Not modelled: threads: each worker thread has an arena of its own (non-main arenas grow
+// without the pad), which a parallel loop's tasks share out; the one arena simulated stands for
+// each of them.
 #pragma once
 
 #include <cstdint>
