@@ -18,11 +18,6 @@ int64_t ceil_div(int64_t a, int64_t b) { return a > 0 && b > 0 ? (a + b - 1) / b
 
 const Stage &stage_of(const FunctionDAG &dag, StageRef s) { return dag.nodes[size_t(s.node)].stages[size_t(s.stage)]; }
 
-// Whether stage `r`'s loops run within `site`.
-bool stage_within(const LoopNest &nest, StageRef r, const Site &site) {
-    return (site.kind == Site::At && r == site.stage) || nest.contains(site, nest.compute_site(r));
-}
-
 // The tiling level an RVar loop runs at: the first level whose tile is a single iteration.
 int rvar_level(const StageTiling &t, size_t loop) {
     for (size_t k = 0; k < t.tiles.size(); k++) {
@@ -32,6 +27,10 @@ int rvar_level(const StageTiling &t, size_t loop) {
 }
 
 } // namespace
+
+bool stage_within(const LoopNest &nest, StageRef r, const Site &site) {
+    return (site.kind == Site::At && r == site.stage) || nest.contains(site, nest.compute_site(r));
+}
 
 void reading_stages(const FunctionDAG &dag, const LoopNest &nest, int node, std::vector<StageRef> &out) {
     for (int ei : dag.nodes[size_t(node)].outgoing_edges) {

@@ -106,6 +106,8 @@ std::string site_text(const FunctionDAG &dag, const Site &s);
 // (through inlined Funcs) must lie within the site. Sites are listed outermost first, root first.
 std::vector<Site> legal_compute_sites(const FunctionDAG &dag, const LoopNest &nest, int node);
 bool can_inline(const FunctionDAG &dag, int node);
+// Whether stage `r`'s loops run within `site` (its own loops, for a site of `r`).
+bool stage_within(const LoopNest &nest, StageRef r, const Site &site);
 // The non-inlined stages that read `node`, looking through inlined consumers, added to `out`
 // (once each). Unscheduled consumers are listed too (validate() rejects them).
 void reading_stages(const FunctionDAG &dag, const LoopNest &nest, int node, std::vector<StageRef> &out);

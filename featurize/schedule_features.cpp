@@ -363,8 +363,7 @@ private:
     std::vector<double> heap_bytes_refaulted() {
         std::vector<HeapScope> scopes;
         heap_scope(Site::root(), scopes);
-        std::vector<double> faults = glibc_faults_per_run(scopes, int(dag_.nodes.size()));
-        return faults;
+        return glibc_faults_per_run(scopes, int(dag_.nodes.size()));
     }
     // The heap events of one iteration of `site`'s body, as Halide 14 lowers it: the Funcs
     // computed there, producers first (and then, inside a stage's loops, the rest of them); a
@@ -382,13 +381,9 @@ private:
         }
         if (site.kind == Site::At) body.push_back({-1, site.level + 1});
         auto runs = [&](const Statement &st, StageRef r) {
-            if (st.node < 0) {
-                return r == site.stage || (st.level < tiling(site.stage).levels() &&
-                                           nest_.contains(Site::at(site.stage, st.level), nest_.compute_site(r)));
-            }
-            if (r.node == st.node) return true;
+            if (st.node < 0) return stage_within(nest_, r, Site::at(site.stage, st.level));
             for (size_t s = 0; s < dag_.nodes[size_t(st.node)].stages.size(); s++) {
-                if (nest_.contains(Site::at({st.node, int(s)}, 0), nest_.compute_site(r))) return true;
+                if (stage_within(nest_, r, Site::at({st.node, int(s)}, 0))) return true;
             }
             return false;
         };
