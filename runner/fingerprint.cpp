@@ -17,6 +17,10 @@ namespace schedforge::runner {
 std::vector<std::pair<std::string, std::string>> HardwareFingerprint::fields() const {
     std::vector<std::pair<std::string, std::string>> f = {
         {"cpu_model", cpu_model},
+        {"cpu_vendor", kind.cpu_vendor},
+        {"cpu_family", std::to_string(kind.cpu_family)},
+        {"cpu_model_number", std::to_string(kind.cpu_model)},
+        {"free_page_reporting", kind.free_page_reporting ? "yes" : "no"},
         {"physical_cores", std::to_string(physical_cores)},
         {"logical_cpus", std::to_string(logical_cpus)},
         {"memory_bytes", std::to_string(memory_bytes)},
@@ -55,6 +59,7 @@ HardwareFingerprint fingerprint_this_machine() {
             for (std::string w; words >> w;) flags.insert(w);
         }
     }
+    fp.kind = common::host_kind();
     fp.logical_cpus = int(sysconf(_SC_NPROCESSORS_ONLN));
     fp.physical_cores = cores.empty() ? fp.logical_cpus : int(cores.size());
     for (const char *isa : {"sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",

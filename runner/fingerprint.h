@@ -2,6 +2,7 @@
 #pragma once
 
 #include "common/host_caches.h"
+#include "common/host_kind.h"
 
 #include <cstdint>
 #include <string>
@@ -14,6 +15,7 @@ using CacheInfo = common::HostCache; // the fingerprint records level, type and 
 
 struct HardwareFingerprint {
     std::string cpu_model;                 // /proc/cpuinfo "model name"
+    common::HostKind kind;                 // vendor, family and model numbers; freed pages returned to a host
     int physical_cores = 0;                // distinct (package, core) pairs
     int logical_cpus = 0;                  // hardware threads online
     std::vector<CacheInfo> caches;         // of cpu0, one entry per level and type

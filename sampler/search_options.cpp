@@ -196,6 +196,17 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
                  [&](const YAML::Node &m, const std::string &mk) { sp.consumer_register_blocks = boolean(m, mk); });
             r.run();
         });
+        top.on("machine", [&](const YAML::Node &n, const std::string &k) {
+            MapReader r(n, k, source);
+            MachineMatch &m = o.machine.emplace();
+            r.on("cpu_vendor",
+                 [&](const YAML::Node &v, const std::string &vk) { m.cpu_vendor = yaml::text(v, vk, source); });
+            r.on("cpu_family", [&](const YAML::Node &v, const std::string &vk) { m.cpu_family = integer(v, vk); });
+            r.on("cpu_model", [&](const YAML::Node &v, const std::string &vk) { m.cpu_model = integer(v, vk); });
+            r.on("free_page_reporting",
+                 [&](const YAML::Node &v, const std::string &vk) { m.free_page_reporting = boolean(v, vk) ? 1 : 0; });
+            r.run();
+        });
         top.on("cost_model", [&](const YAML::Node &n, const std::string &k) {
             MapReader r(n, k, source);
             r.on("coefficients", [&](const YAML::Node &m, const std::string &mk) {
@@ -233,7 +244,7 @@ const std::vector<EnvironmentVariable> &search_environment_variables() {
     return variables;
 }
 
-SearchOptions search_options_from_environment() {
+SearchOptions search_options_from_environment(const SearchOptions &defaults) {
     const std::vector<EnvironmentVariable> &known = search_environment_variables();
     for (char **entry = environ; *entry; entry++) {
         const std::string name = std::string(*entry).substr(0, std::strcspn(*entry, "="));
@@ -244,7 +255,7 @@ SearchOptions search_options_from_environment() {
         for (const EnvironmentVariable &v : known) list += (list.empty() ? "" : ", ") + std::string(v.name);
         throw UserError("unknown environment variable " + name + " (schedforge reads " + list + ")");
     }
-    SearchOptions o;
+    SearchOptions o = defaults;
     for (const EnvironmentVariable &v : known) {
         const char *value = std::getenv(v.name);
         if (!value) continue;

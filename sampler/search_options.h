@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,15 @@ struct SpaceRules {
     bool consumer_register_blocks = true;
 };
 
+// The machines a search config is the default for (its `machine:` section;
+// sampler/machine_calibration.h): every key given must match the host (common/host_kind.h).
+struct MachineMatch {
+    std::string cpu_vendor; // empty: any
+    int cpu_family = -1;    // -1: any
+    int cpu_model = -1;
+    int free_page_reporting = -1; // 0 or 1; -1: any
+};
+
 struct SearchOptions {
     // One pass of a beam of 64: the coarse-to-fine passes after the first (§3.2) never found a
     // cheaper state than the first on the apps or on random pipelines, so their time goes to a
@@ -102,6 +112,7 @@ struct SearchOptions {
     SpaceRules space;
     std::array<double, featurize::kNumCostTerms> coefficients; // the manual cost model's c_0..c_30
     std::string weights; // the learned cost model's weights file (train-cost-model); empty: the manual model
+    std::optional<MachineMatch> machine; // the config's `machine:` section; it steers no search
 
     SearchOptions();
     // The cache sizes above, this machine's where 0 (the built-in constants where Linux does not
@@ -120,14 +131,14 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
                                    SearchOptions base = SearchOptions());
 SearchOptions load_search_options(const std::string &path);
 
-// The plugin's parameters from the environment: SCHEDFORGE_SEARCH_CONFIG (a YAML file) over the
-// built-in defaults, then each variable of search_environment_variables() over its `search:` key.
+// The plugin's parameters from the environment: SCHEDFORGE_SEARCH_CONFIG (a YAML file over the
+// built-in defaults) or else `defaults`, then each variable of search_environment_variables() over its `search:` key.
 // Any other SCHEDFORGE_* variable is a UserError (a misspelt parameter must not pass silently).
 struct EnvironmentVariable {
     const char *name; // SCHEDFORGE_BEAM_SIZE
     const char *key;  // beam_size, under `search:`; empty for SCHEDFORGE_SEARCH_CONFIG
 };
 const std::vector<EnvironmentVariable> &search_environment_variables();
-SearchOptions search_options_from_environment();
+SearchOptions search_options_from_environment(const SearchOptions &defaults = SearchOptions());
 
 } // namespace schedforge::sampler

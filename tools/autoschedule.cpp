@@ -8,13 +8,13 @@
 //                [--nest FILE | --nest-out FILE] [--stmt FILE] [--target host]
 //
 // Flags override the search config, which overrides the built-in defaults
-// (configs/search/default.yaml documents them). --check compiles the schedule and compares its
-// output with the all-compute_root schedule's. --benchmark times the schedule and compute_root's
-// with the benchmark runner (isolated workers, which also check the output); the workers search
-// for themselves, since they are forked before this process starts any thread. --nest-out writes
-// the schedule as a LoopNest (featurize/loop_nest_text.h, what datasets store); --nest reads one
-// instead of searching, so that a hand-edited variant can be costed, checked and timed. --stmt
-// writes Halide's lowered statement of the schedule (the loops and vectors the features predict).
+// (configs/search/default.yaml documents them); without --search-config, this machine kind's
+// committed calibration where there is one (sampler/machine_calibration.h). --check compiles the schedule and compares
+// its output with the all-compute_root schedule's. --benchmark times the schedule and compute_root's with the benchmark
+// runner (isolated workers, which also check the output); the workers search for themselves, since they are forked
+// before this process starts any thread. --nest-out writes the schedule as a LoopNest (featurize/loop_nest_text.h, what
+// datasets store); --nest reads one instead of searching, so that a hand-edited variant can be costed, checked and
+// timed. --stmt writes Halide's lowered statement of the schedule (the loops and vectors the features predict).
 // --stage-times runs the schedule under Halide's sampling profiler for about two seconds and
 // prints each Func's share of the time beside its share of the manual model's predicted cost:
 // where a schedule is mispriced, the stage whose price is wrong. Both are for one core: the
@@ -36,6 +36,7 @@
 #include "sampler/beam_search.h"
 #include "sampler/cost_model.h"
 #include "sampler/gpu_schedule.h"
+#include "sampler/machine_calibration.h"
 #include "sampler/schedule_pipeline.h"
 #include "sampler/search_options.h"
 #include "tools/cli.h"
@@ -228,8 +229,8 @@ int main(int argc, char **argv) {
     app.add_option("--stmt", stmt_out, "Write Halide's lowered statement of the schedule to this file");
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         if (app_name.empty() && !pipeline_seed) throw UserError("give --app NAME or --pipeline SEED");
-        ss::SearchOptions options =
-            search_config.empty() ? ss::SearchOptions() : ss::load_search_options(search_config);
+        std::string searched_with;
+        ss::SearchOptions options = ss::search_options_or_default(search_config, &searched_with);
         if (!weights.empty()) options.weights = weights;
         if (beam) options.beam_size = *beam;
         if (passes) options.passes = *passes;
@@ -290,6 +291,7 @@ int main(int argc, char **argv) {
 
         std::cout << sf::schedule_source(dag, r.nest) << "\n";
         std::cout << "predicted cost: " << format_number("%.4g", r.cost) << "\n";
+        std::cout << "search config: " << searched_with << "\n";
         if (!given_nest) { // the search's statistics
             const ss::SearchStats &s = r.stats;
             double total = 0;

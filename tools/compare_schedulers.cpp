@@ -9,7 +9,8 @@
 // Schedulers: manual (apps only: the app's hand-written schedule), root (every stage
 // compute_root), inline (Halide's default schedule), Halide's autoscheduler plugins
 // Mullapudi2016, Li2018 and Adams2019 (machine parameters from this machine's fingerprint), and
-// SchedForge, our search (--search-config, cores from the same machine parameters), and
+// SchedForge, our search (--search-config, or this machine kind's committed calibration where
+// there is one: sampler/machine_calibration.h; cores from the same machine parameters), and
 // SchedForgeLearned, the same search with the learned cost model's --weights, and
 // SchedForge:FILE, the search with the search config FILE (variants of the search's rules side by
 // side in one run, as the before/after figures of a rule change need). Every
@@ -25,6 +26,7 @@
 #include "runner/halide_autoschedulers.h"
 #include "runner/host_target.h"
 #include "sampler/cost_model.h"
+#include "sampler/machine_calibration.h"
 #include "sampler/schedule_pipeline.h"
 #include "sampler/search_options.h"
 #include "tools/cli.h"
@@ -79,9 +81,7 @@ std::string key_title(const std::string &scheduler) {
 // A clustered bar chart of speedups (log scale), one cluster per pipeline; the key below it.
 bool plot(const std::string &data_path, const std::string &png_path, const std::vector<std::string> &schedulers,
           const std::string &baseline) {
-    // noenhanced: app names such as conv_relu are text, not subscripts.
-    std::string gp = "set termoption noenhanced\nset title 'Speedup over " + baseline +
-                     " (higher is faster)'\nset style data histograms\n";
+    std::string gp = "set title 'Speedup over " + baseline + " (higher is faster)'\nset style data histograms\n";
     gp += "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset logscale y 2\n";
     gp += "set ylabel 'speedup'\nset xtics rotate by -30\nset key below\nset grid ytics\n";
     gp += "plot ";
@@ -130,6 +130,7 @@ void add_options(CLI::App &app, Options &o) {
 struct Plan {
     std::vector<std::string> apps, schedulers;
     std::map<std::string, ss::SearchOptions> searches;
+    std::string default_search; // what SchedForge searches with (sampler/machine_calibration.h)
     bool learned = false;
     sg::GeneratorConfig generator; // of the random pipelines
 };
@@ -170,8 +171,7 @@ Plan check_command_line(const Options &o) {
     }
     runner::validate(o.runner);
     if (!o.config_path.empty()) plan.generator = sg::load_generator_config(o.config_path);
-    plan.searches["SchedForge"] =
-        o.search_config.empty() ? ss::SearchOptions() : ss::load_search_options(o.search_config);
+    plan.searches["SchedForge"] = ss::search_options_or_default(o.search_config, &plan.default_search);
     plan.searches["SchedForgeLearned"] = plan.searches["SchedForge"];
     plan.searches["SchedForgeLearned"].weights = o.weights;
     // A bad weights file is a user error now, not a failure of every learned job.
@@ -363,6 +363,8 @@ int main(int argc, char **argv) {
         std::string fp_text;
         for (const auto &[k, v] : fp.fields()) fp_text += k + " = " + v + "\n";
         fp_text += "machine_params = " + machine.to_string() + "\n";
+        fp_text += "schedforge_search = " + plan.default_search + "\n";
+        std::printf("SchedForge searches with %s\n", plan.default_search.c_str());
         schedforge::tools::write_file_atomic(o.out_dir + "/fingerprint.txt", fp_text);
 
         const Autoschedule autoschedule = [target, machine, searches = plan.searches](const std::string &scheduler,

@@ -37,10 +37,13 @@ using common::write_file_atomic;
 namespace schedforge::tools {
 
 // Runs a gnuplot script (kept beside `png_path` only while it runs); false if gnuplot failed or
-// is missing, in which case the caller says there is no PNG.
-inline bool run_gnuplot(const std::string &png_path, const std::string &script, const std::string &size = "1000,650") {
+// is missing, in which case the caller says there is no PNG. Text is plain unless `enhanced`
+// (gnuplot's markup, where R^2 is a superscript but conv_relu would be conv with a subscript).
+inline bool run_gnuplot(const std::string &png_path, const std::string &script, const std::string &size = "1000,650",
+                        bool enhanced = false) {
     const std::string script_path = png_path + ".gp";
-    write_file_atomic(script_path, "set terminal pngcairo size " + size + "\nset output '" + png_path + "'\n" + script);
+    write_file_atomic(script_path, "set terminal pngcairo " + std::string(enhanced ? "enhanced" : "noenhanced") +
+                                       " size " + size + "\nset output '" + png_path + "'\n" + script);
     const int rc = std::system(("gnuplot '" + script_path + "' 2>/dev/null").c_str());
     std::remove(script_path.c_str());
     return rc == 0;

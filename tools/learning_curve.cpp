@@ -80,7 +80,7 @@ bool plot_curve(const std::string &csv, const std::string &png, bool heldout) {
         line("manual-calibrated", 9, "calibrated manual") + ", " +
         line("learned-from-calibrated", 9, "learned from calibrated") + ", " + line("manual", 9, "manual") +
         "\nunset multiplot\n";
-    return schedforge::tools::run_gnuplot(png, gp, "1300,550");
+    return schedforge::tools::run_gnuplot(png, gp, "1300,550", /*enhanced=*/true); // R^2
 }
 
 std::vector<double> parse_sizes(const std::string &text) {

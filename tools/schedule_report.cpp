@@ -12,11 +12,13 @@
 // top-1 regret on the population and, for the worst mis-ranked pairs, the manual model's 31 terms
 // and the stages' costs side by side with the measurements. DIR receives report.md (also printed),
 // population.h5 (the population as a dataset), population.csv, predicted_vs_measured.png
-// (gnuplot) and schedules/ (each member's schedule source).
+// (gnuplot) and schedules/ (each member's schedule source). Without --search-config, the model is
+// the search's default on this machine (sampler/machine_calibration.h).
 #include "datagen/schedule_report.h"
 #include "featurize/cost_terms.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
+#include "sampler/machine_calibration.h"
 #include "tools/cli.h"
 #include "tools/files.h"
 #include "tools/progress.h"
@@ -157,7 +159,8 @@ int main(int argc, char **argv) {
     app.add_option("--run-timeout", config.runner.run_timeout_seconds, "Seconds per benchmark");
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         if (app_name.empty() && !pipeline_seed) throw UserError("give --app NAME or --pipeline SEED");
-        config.search = search_config.empty() ? ss::SearchOptions() : ss::load_search_options(search_config);
+        std::string searched_with;
+        config.search = ss::search_options_or_default(search_config, &searched_with);
         if (!weights.empty()) config.search.weights = weights;
         if (beam) config.search.beam_size = *beam;
         if (passes) config.search.passes = *passes;
@@ -198,9 +201,10 @@ int main(int argc, char **argv) {
         const std::string subject = config.subject_name();
         std::string md = "# schedule-report: " + subject + "\n\n";
         md += "Cost model: " + (config.search.weights.empty() ? std::string("manual") : "learned (" + weights + ")") +
-              ". Population: " + std::to_string(a.ranked) + " schedules ran (beam " +
-              std::to_string(config.beam_states) + ", dropout " + std::to_string(config.dropout_samples) + ", random " +
-              std::to_string(config.random_nests) + "); compute_root " + ms(r.reference_runtime) + " ms.\n\n";
+              "; search config: " + searched_with + ". Population: " + std::to_string(a.ranked) +
+              " schedules ran (beam " + std::to_string(config.beam_states) + ", dropout " +
+              std::to_string(config.dropout_samples) + ", random " + std::to_string(config.random_nests) +
+              "); compute_root " + ms(r.reference_runtime) + " ms.\n\n";
         if (a.ranked > 0) {
             const sh::Member &pb = r.members[a.predicted_best], &mb = r.members[a.measured_best];
             md += markdown({{"pairwise accuracy", "Kendall tau", "top-1 regret", "R^2 (log, scaled)", "predicted best",

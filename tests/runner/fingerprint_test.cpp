@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace schedforge::runner {
 namespace {
 
@@ -22,6 +24,14 @@ TEST(Fingerprint, FieldsAreFilledOnThisMachine) {
     EXPECT_FALSE(fp.isa_features.empty());
     EXPECT_EQ(fp.halide_version.rfind("14.", 0), 0u) << fp.halide_version;
     EXPECT_FALSE(fp.target.empty());
+    // The machine's kind, as the search matches calibrations by it (sampler/machine_calibration.h).
+    EXPECT_EQ(fp.kind.cpu_vendor, common::host_kind().cpu_vendor);
+    EXPECT_EQ(fp.kind.free_page_reporting, common::host_kind().free_page_reporting);
+    const auto fields = fp.fields();
+    const auto reporting =
+        std::find_if(fields.begin(), fields.end(), [](const auto &f) { return f.first == "free_page_reporting"; });
+    ASSERT_NE(reporting, fields.end());
+    EXPECT_EQ(reporting->second, fp.kind.free_page_reporting ? "yes" : "no");
     // Every field appears in the key = value listing.
     EXPECT_EQ(fp.fields().front().first, "cpu_model");
     EXPECT_EQ(fp.fields().back(), std::make_pair(std::string("target"), fp.target));

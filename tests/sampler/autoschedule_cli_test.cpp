@@ -20,6 +20,13 @@ TEST(Autoschedule, SchedulesAnAppAndChecksItsOutput) {
     EXPECT_NE(r.out.find("predicted cost: "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("pass 2: "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("check: the output matches compute_root's"), std::string::npos) << r.out;
+    // No --search-config: this machine's default, which it names (sampler/machine_calibration.h).
+    const size_t config = r.out.find("search config: ");
+    ASSERT_NE(config, std::string::npos) << r.out;
+    const std::string named = r.out.substr(config, r.out.find('\n', config) - config);
+    EXPECT_TRUE(named.find("built-in defaults") != std::string::npos ||
+                named.find("configs/search/calibrated/") != std::string::npos)
+        << named;
 }
 
 TEST(Autoschedule, RandomPipelineWithASearchConfigPrintsFeatures) {
@@ -31,6 +38,7 @@ TEST(Autoschedule, RandomPipelineWithASearchConfigPrintsFeatures) {
     EXPECT_NE(r.out.find("points_computed_total = "), std::string::npos);
     EXPECT_NE(r.out.find("term.vector_compute = "), std::string::npos);
     EXPECT_EQ(r.out.find("pass 2: "), std::string::npos) << "the config asked for one pass";
+    EXPECT_NE(r.out.find("search config: " + cfg + "\n"), std::string::npos) << r.out;
     fs::remove_all(dir);
 }
 

@@ -15,6 +15,7 @@
 #include "runner/output_check.h"
 #include "sampler/beam_search.h"
 #include "sampler/cost_model.h"
+#include "sampler/machine_calibration.h"
 #include "sampler/search_options.h"
 #include "tests/support/commands.h"
 
@@ -122,7 +123,8 @@ TEST(PluginParameters, EnvironmentAndMachineParamsSteerTheSearch) {
                            {"SCHEDFORGE_DROPOUT", "0.6"},
                            {"SCHEDFORGE_SEED", "9"},
                            {"SCHEDFORGE_THREADS", "1"}});
-    SearchOptions o;
+    // Over this machine's default: its kind's calibration where one is committed.
+    SearchOptions o = default_search_options(common::host_kind());
     o.beam_size = 3;
     o.passes = 2;
     o.dropout = 0.6;

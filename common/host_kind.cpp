@@ -1,0 +1,59 @@
+#include "common/host_kind.h"
+
+#include "common/text.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+namespace schedforge::common {
+
+namespace {
+
+constexpr const char *kVirtioBalloon = "0x0005"; // virtio device id of a memory balloon
+constexpr size_t kBalloonReportingBit = 5;       // VIRTIO_BALLOON_F_REPORTING
+
+} // namespace
+
+HostKind parse_cpuinfo(const std::string &cpuinfo) {
+    HostKind kind;
+    std::istringstream lines(cpuinfo);
+    for (std::string line; std::getline(lines, line);) {
+        const std::string l = trim(line);
+        if (l.empty() && !kind.cpu_vendor.empty()) break; // the first processor's block ends
+        const size_t colon = l.find(':');
+        if (colon == std::string::npos) continue;
+        const std::string key = trim(l.substr(0, colon)), value = trim(l.substr(colon + 1));
+        char *end = nullptr;
+        const long number = std::strtol(value.c_str(), &end, 10);
+        const bool is_number = !value.empty() && *end == '\0';
+        if (key == "vendor_id") kind.cpu_vendor = value;
+        if (key == "cpu family" && is_number) kind.cpu_family = int(number);
+        if (key == "model" && is_number) kind.cpu_model = int(number);
+    }
+    return kind;
+}
+
+bool free_page_reporting(const std::string &sysfs) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path devices = fs::path(sysfs) / "bus/virtio/devices";
+    for (fs::directory_iterator it(devices, ec), end; !ec && it != end; it.increment(ec)) {
+        const fs::path d = it->path();
+        if (trim(file_text((d / "device").string())) != kVirtioBalloon || !fs::exists(d / "driver")) continue;
+        const std::string features = trim(file_text((d / "features").string()));
+        if (features.size() > kBalloonReportingBit && features[kBalloonReportingBit] == '1') return true;
+    }
+    return false;
+}
+
+const HostKind &host_kind() {
+    static const HostKind kind = [] {
+        HostKind k = parse_cpuinfo(file_text("/proc/cpuinfo"));
+        k.free_page_reporting = free_page_reporting("/sys");
+        return k;
+    }();
+    return kind;
+}
+
+} // namespace schedforge::common

@@ -1,0 +1,119 @@
+// The default search of a machine kind: the committed calibrations with a `machine:` section are
+// embedded as committed, a host of their kind gets their coefficients and nothing else of theirs,
+// any other host the built-in defaults, and a config the user names replaces the default whole.
+#include "sampler/machine_calibration.h"
+
+#include "common/errors.h"
+#include "common/yaml_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace schedforge::sampler {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kCalibrated = std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/search/calibrated/";
+const std::string kDefaultConfig = std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/search/default.yaml";
+
+common::HostKind zen5(bool reporting) {
+    common::HostKind k;
+    k.cpu_vendor = "AuthenticAMD";
+    k.cpu_family = 26;
+    k.cpu_model = 2;
+    k.free_page_reporting = reporting;
+    return k;
+}
+
+TEST(MachineCalibration, EmbedsEachCommittedFileWithAMachineSection) {
+    size_t with_section = 0;
+    for (const fs::directory_entry &e : fs::directory_iterator(kCalibrated)) {
+        if (e.path().extension() != ".yaml") continue;
+        const SearchOptions file = load_search_options(e.path().string());
+        with_section += file.machine.has_value();
+        const auto embedded =
+            std::find_if(machine_calibrations().begin(), machine_calibrations().end(),
+                         [&](const MachineCalibration &c) { return c.name == e.path().filename().string(); });
+        ASSERT_EQ(embedded != machine_calibrations().end(), file.machine.has_value()) << e.path();
+        if (file.machine) {
+            EXPECT_EQ(embedded->yaml, yaml::read_file(e.path().string())) << "rebuild: " << e.path();
+        }
+    }
+    EXPECT_EQ(machine_calibrations().size(), with_section);
+    EXPECT_GE(with_section, 1u);
+}
+
+TEST(MachineCalibration, TheZen5ThatReturnsFreedPagesGetsItsCalibration) {
+    const MachineCalibration *c = calibration_for(zen5(true));
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->name, "amd-epyc-avx512-2core-l3-508m.yaml");
+    std::string described;
+    const SearchOptions o = default_search_options(zen5(true), &described);
+    EXPECT_NE(described.find(c->name), std::string::npos) << described;
+    // Its coefficients over the built-in everything else.
+    SearchOptions expected;
+    expected.coefficients = load_search_options(kCalibrated + c->name).coefficients;
+    EXPECT_EQ(o.coefficients, expected.coefficients);
+    EXPECT_NE(o.coefficients, SearchOptions().coefficients);
+    EXPECT_EQ(o.beam_size, expected.beam_size);
+    EXPECT_EQ(o.max_tilings, expected.max_tilings);
+    EXPECT_EQ(o.space.max_tile_shapes, expected.space.max_tile_shapes);
+}
+
+TEST(MachineCalibration, OtherMachinesKeepTheBuiltInDefaults) {
+    common::HostKind intel;
+    intel.cpu_vendor = "GenuineIntel";
+    intel.cpu_family = 6;
+    intel.cpu_model = 143;
+    common::HostKind zen5_elsewhere = zen5(false);
+    common::HostKind zen4 = zen5(true);
+    zen4.cpu_family = 25;
+    for (const common::HostKind &k : {intel, zen5_elsewhere, zen4, common::HostKind()}) {
+        EXPECT_EQ(calibration_for(k), nullptr) << k.cpu_vendor << " " << k.cpu_family;
+        std::string described;
+        EXPECT_EQ(default_search_options(k, &described).coefficients, SearchOptions().coefficients);
+        EXPECT_NE(described.find("built-in"), std::string::npos) << described;
+    }
+}
+
+TEST(MachineCalibration, ANamedConfigReplacesTheDefault) {
+    std::string described;
+    const SearchOptions o = search_options_or_default(kDefaultConfig, &described);
+    EXPECT_EQ(described, kDefaultConfig);
+    EXPECT_EQ(o.coefficients, SearchOptions().coefficients); // whatever this machine is
+    EXPECT_EQ(search_options_or_default("", &described).coefficients,
+              default_search_options(common::host_kind()).coefficients);
+}
+
+TEST(MachineCalibration, MatchesEveryKeyGiven) {
+    MachineMatch any;
+    EXPECT_TRUE(matches(any, zen5(false)));
+    MachineMatch m;
+    m.cpu_vendor = "AuthenticAMD";
+    m.free_page_reporting = 0;
+    EXPECT_TRUE(matches(m, zen5(false)));
+    EXPECT_FALSE(matches(m, zen5(true)));
+    m.cpu_model = 3;
+    EXPECT_FALSE(matches(m, zen5(false)));
+}
+
+TEST(MachineCalibration, BadMachineSectionsAreUserErrors) {
+    const std::string head = "version: 1\nmachine:\n";
+    for (const auto &[body, needle] : std::vector<std::pair<std::string, std::string>>{
+             {"  cpu_vendr: AuthenticAMD\n", "cpu_vendr"},
+             {"  cpu_family: zen\n", "cpu_family"},
+             {"  free_page_reporting: sometimes\n", "free_page_reporting"}}) {
+        try {
+            parse_search_options(head + body, "test.yaml");
+            ADD_FAILURE() << "accepted: " << body;
+        } catch (const UserError &e) {
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+        }
+    }
+}
+
+} // namespace
+} // namespace schedforge::sampler
