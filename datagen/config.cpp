@@ -99,6 +99,8 @@ DatasetConfig parse_dataset_config(const std::string &yaml_text, const std::stri
             r.on("contended_seconds",
                  [&](const YAML::Node &m, const std::string &mk) { t.contended_seconds = number(m, mk); });
             r.on("rounds", [&](const YAML::Node &m, const std::string &mk) { t.rounds = int(integer(m, mk)); });
+            r.on("fresh_processes",
+                 [&](const YAML::Node &m, const std::string &mk) { t.fresh_processes = yaml::boolean(m, mk, source); });
             r.run();
         });
         top.run();
@@ -175,6 +177,7 @@ std::string DatasetConfig::effective_text() const {
     field(e, "max_cpu_wait", t.max_cpu_wait);
     field(e, "contended_seconds", t.contended_seconds);
     field(e, "rounds", t.rounds);
+    field(e, "fresh_processes", t.fresh_processes);
     e << YAML::EndMap;
     // The named configs, verbatim (empty: built-in defaults).
     e << YAML::Key << "generator_config" << YAML::Value << YAML::Literal << generator_text;

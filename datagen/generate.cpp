@@ -303,6 +303,7 @@ ds::FileInfo run_file_info(const runner::RunnerOptions &runner, const std::strin
         "\nthreads = " + std::to_string(t.threads) + "\nmax_cpu_wait = " + std::to_string(t.max_cpu_wait) +
         "\ncontended_seconds = " + std::to_string(t.contended_seconds) + "\nrounds = " + std::to_string(t.rounds) +
         "\nlabel = " + (t.rounds > 1 ? "median of the rounds' minima" : "min") +
+        "\nround_processes = " + (t.fresh_processes ? "fresh" : "shared") +
         "\nexclusive_benchmark = " + (runner.exclusive_benchmark ? "true" : "false") +
         "\nprocesses_on_machine = " + std::to_string(runner.processes_on_machine) +
         "\nmachine_lock = " + (runner.machine_lock.empty() ? "none" : runner.machine_lock) +

@@ -3,6 +3,7 @@
 #include "featurize/loop_nest.h"
 #include "runner/host_target.h"
 #include "runner/machine_lock.h"
+#include "runner/round_process.h"
 #include "runner/system_allocator.h"
 
 #include "common/errors.h"
@@ -141,6 +142,89 @@ void use_system_allocator(Halide::Pipeline &p) {
     h.custom_free = [](Halide::JITUserContext *, void *q) { system_free(q); };
 }
 
+// A job's failure, thrown inside the worker (and its timing rounds' processes) to end the job.
+struct JobFailure {
+    JobStatus status;
+    std::string message;
+};
+
+// The failure that the exception in flight means; `compiled`: the pipeline had compiled.
+JobFailure failure_of(const std::exception_ptr &e, bool compiled) {
+    const JobStatus error = compiled ? JobStatus::RuntimeError : JobStatus::CompileError;
+    try {
+        std::rethrow_exception(e);
+    } catch (const JobFailure &f) {
+        return f;
+    } catch (const std::bad_alloc &) {
+        return {JobStatus::OutOfMemory, "out of memory (std::bad_alloc)"};
+    } catch (const Halide::RuntimeError &e) {
+        const std::string m = e.what();
+        const bool oom = m.find("Out of memory") != std::string::npos || m.find("out of memory") != std::string::npos ||
+                         m.find("CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos; // the device's memory
+        return {oom ? JobStatus::OutOfMemory : JobStatus::RuntimeError, m};
+    } catch (const Halide::Error &e) {
+        return {error, e.what()}; // CompileError, InternalError: a schedule or algorithm Halide rejects
+    } catch (const std::exception &e) {
+        return {error, e.what()};
+    } catch (...) {
+        return {error, "unknown exception"};
+    }
+}
+
+void put_timing(ByteWriter &w, const TimingResult &t) {
+    w.put<int32_t>(t.threads);
+    w.put_vector(t.samples);
+    w.put<int32_t>(t.retaken);
+    w.put<uint8_t>(t.contended ? 1 : 0);
+    w.put<double>(t.cpu_wait);
+    w.put_vector(t.round_sizes);
+}
+
+TimingResult get_timing(ByteReader &r) {
+    TimingResult t;
+    t.threads = r.get<int32_t>();
+    t.samples = r.get_vector<double>();
+    t.retaken = r.get<int32_t>();
+    t.contended = r.get<uint8_t>() != 0;
+    t.cpu_wait = r.get<double>();
+    t.round_sizes = r.get_vector<int>();
+    summarize(&t);
+    return t;
+}
+
+// One timing round in a process of its own (round_process.h). The worker ends as the round's
+// process ended when that was not by returning (the same signal, or exit status), so that the
+// parent reports a crash in a round as it would report one in the worker.
+TimingResult time_round_in_child(const TimingProtocol &protocol, int threads, const std::function<void()> &run) {
+    const ChildOutcome c = run_in_child([&]() {
+        ByteWriter w;
+        try {
+            const TimingResult t = time_runs(protocol, threads, run);
+            w.put<uint8_t>(1);
+            put_timing(w, t);
+        } catch (...) {
+            const JobFailure f = failure_of(std::current_exception(), /*compiled=*/true);
+            w.put<uint8_t>(0);
+            w.put<uint8_t>(uint8_t(f.status));
+            w.put_string(f.message);
+        }
+        return w.bytes();
+    });
+    if (c.signal != 0) {
+        std::signal(c.signal, SIG_DFL);
+        ::raise(c.signal);
+    }
+    if (!c.returned) ::_exit(c.exit_code);
+    ByteReader r(c.bytes);
+    if (r.get<uint8_t>() == 0) {
+        const auto status = JobStatus(r.get<uint8_t>());
+        throw JobFailure{status, r.get_string()};
+    }
+    TimingResult t = get_timing(r);
+    if (!r.ok()) throw JobFailure{JobStatus::Crash, "malformed result from a timing round's process"};
+    return t;
+}
+
 [[noreturn]] void worker_main(const BenchmarkJob &job, const RunnerOptions &options, int result_fd, int go_fd,
                               pid_t parent) {
     std::signal(SIGINT, SIG_IGN); // the parent decides what Ctrl-C means
@@ -192,6 +276,15 @@ void use_system_allocator(Halide::Pipeline &p) {
         TimingProtocol protocol = rounds > 1 ? round_protocol(options.timing) : options.timing;
         // Retakes never take a round into its timeout.
         protocol.contended_seconds = std::min(protocol.contended_seconds, 0.5 * options.run_timeout_seconds);
+        // CUDA's driver state does not survive a fork: a GPU job's rounds share the worker.
+        const bool fresh = options.timing.fresh_processes && !gpu;
+        if (fresh) prepared.output = shared_buffer_like(prepared.output); // the rounds' processes write it
+        const auto run = [&]() {
+            prepared.pipeline.realize(prepared.output, target);
+            // GPU kernels run asynchronously: a run ends when the device is done. The output
+            // stays on the device, and the inputs, copied there by the first (warm-up) run, too.
+            if (gpu && prepared.output.device_sync() != 0) throw std::runtime_error("device_sync failed");
+        };
         std::vector<TimingResult> taken;
         double benchmark_seconds = 0;
         for (int k = 0; k < rounds; k++) {
@@ -199,12 +292,7 @@ void use_system_allocator(Halide::Pipeline &p) {
             while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {
             }
             const auto round_start = Clock::now();
-            taken.push_back(time_runs(protocol, threads, [&]() {
-                prepared.pipeline.realize(prepared.output, target);
-                // GPU kernels run asynchronously: a run ends when the device is done. The output
-                // stays on the device, and the inputs, copied there by the first (warm-up) run, too.
-                if (gpu && prepared.output.device_sync() != 0) throw std::runtime_error("device_sync failed");
-            }));
+            taken.push_back(fresh ? time_round_in_child(protocol, threads, run) : time_runs(protocol, threads, run));
             benchmark_seconds += std::chrono::duration<double>(Clock::now() - round_start).count();
             if (k + 1 < rounds) send(result_fd, 'S', "");
         }
@@ -216,28 +304,14 @@ void use_system_allocator(Halide::Pipeline &p) {
         if (job.reference) difference = compare_buffers(*job.reference, prepared.output, options.integer_tolerance);
         r.put<uint8_t>(uint8_t(difference.empty() ? JobStatus::Ok : JobStatus::WrongOutput));
         r.put_string(difference);
-        r.put<int32_t>(timing.threads);
         r.put<double>(benchmark_seconds);
-        r.put_vector(timing.samples);
-        r.put<int32_t>(timing.retaken);
-        r.put<uint8_t>(timing.contended ? 1 : 0);
-        r.put<double>(timing.cpu_wait);
-        r.put_vector(timing.round_sizes);
+        put_timing(r, timing);
         r.put<uint8_t>(job.return_output ? 1 : 0);
         if (job.return_output) put_buffer(r, prepared.output);
         send(result_fd, 'R', r.bytes());
-    } catch (const std::bad_alloc &) {
-        fail(JobStatus::OutOfMemory, "out of memory (std::bad_alloc)");
-    } catch (const Halide::RuntimeError &e) {
-        const std::string m = e.what();
-        const bool oom = m.find("Out of memory") != std::string::npos || m.find("out of memory") != std::string::npos ||
-                         m.find("CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos; // the device's memory
-        fail(oom ? JobStatus::OutOfMemory : JobStatus::RuntimeError, m);
-    } catch (const Halide::Error &e) {
-        // CompileError, InternalError: a schedule or algorithm Halide rejects.
-        fail(compiled ? JobStatus::RuntimeError : JobStatus::CompileError, e.what());
-    } catch (const std::exception &e) {
-        fail(compiled ? JobStatus::RuntimeError : JobStatus::CompileError, e.what());
+    } catch (...) {
+        const JobFailure f = failure_of(std::current_exception(), compiled);
+        fail(f.status, f.message);
     }
     ::_exit(0); // no atexit handlers or static destructors of the parent's state
 }
@@ -512,14 +586,8 @@ private:
             } else if (tag == 'R') {
                 const auto status = JobStatus(r.get<uint8_t>());
                 const std::string message = r.get_string();
-                res.timing.threads = r.get<int32_t>();
                 res.benchmark_seconds = r.get<double>();
-                res.timing.samples = r.get_vector<double>();
-                res.timing.retaken = r.get<int32_t>();
-                res.timing.contended = r.get<uint8_t>() != 0;
-                res.timing.cpu_wait = r.get<double>();
-                res.timing.round_sizes = r.get_vector<int>();
-                summarize(&res.timing);
+                res.timing = get_timing(r);
                 if (r.get<uint8_t>()) res.output = get_buffer(r);
                 std::string note = message;
                 if (res.timing.contended && status == JobStatus::Ok) note = contention_note(res.timing);

@@ -7,7 +7,8 @@
 // compiling beside them: compiles in flight when a job's turn comes are stopped (SIGSTOP) until
 // no job is timed or ready, not waited for, so no core idles while they finish (their prepare
 // and compile seconds and timeouts count only the time they ran). With timing rounds, the workers of a group of jobs (a
-// pipeline's schedules) wait together and take turns: one round each, then the next round (timing.h). The parent
+// pipeline's schedules) wait together and take turns: one round each, then the next round (timing.h); on a CPU
+// target each round runs in a child forked from the worker (round_process.h). The parent
 // enforces compile and run timeouts (SIGKILL) and reads a crash from the child's wait status; a memory limit
 // (RLIMIT_AS) turns a blow-up into an out-of-memory failure. A failed job is reported with its reason and the next job
 // runs.

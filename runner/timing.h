@@ -22,7 +22,8 @@
 // runner interleaves the slices of the jobs of one group (the schedules of one pipeline) round
 // by round, so that slow and fast spells fall on all of them alike; the label is then the
 // median of the rounds' minima (each round's minimum drops the passing disturbances, the
-// median the spells that only some rounds saw).
+// median the spells that only some rounds saw). Each round runs in a process of its own
+// (`fresh_processes`), since some schedules' times also depend on the process.
 #pragma once
 
 #include <functional>
@@ -42,6 +43,10 @@ struct TimingProtocol {
     double max_cpu_wait = 0.1;          // share of a sample's thread time spent waiting for a CPU; 0: off
     double contended_seconds = 10.0;    // how long to keep retaking contended samples
     int rounds = 5;                     // slices the sampling is split into (above); 1: one window
+    // Each round in a process of its own, forked from the compiled worker (round_process.h), so
+    // that a time that depends on the process (the allocator's arenas) is drawn once per round,
+    // not once per job. CPU targets only (a GPU job's rounds share its worker).
+    bool fresh_processes = true;
 };
 
 // The protocol of one of p.rounds slices: the samples, seconds and windows divided among them

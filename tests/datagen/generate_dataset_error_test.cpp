@@ -31,6 +31,7 @@ TEST(GenerateDatasetErrors, BadConfigsWriteNothing) {
         {"version: 2\n", "version"},
         {"version: 1\ntiming: [1, 2\n", "config"},
         {"version: 1\ntiming: {min_sampling_seconds: -1}\n", "min_sampling_seconds"},
+        {"version: 1\ntiming: {fresh_processes: maybe}\n", "fresh_processes"},
     };
     for (const auto &c : cases) {
         SCOPED_TRACE(c.yaml);

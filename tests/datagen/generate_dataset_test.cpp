@@ -144,6 +144,8 @@ TEST(GenerateDataset, ShardsTogetherHoldTheWholeRun) {
     EXPECT_NE(i1.config.find("shard: 1/2"), std::string::npos) << i1.config;
     EXPECT_NE(i1.timing_protocol.find("processes_on_machine = 2"), std::string::npos) << i1.timing_protocol;
     EXPECT_EQ(i1.timing_protocol.find("machine_lock = none"), std::string::npos) << i1.timing_protocol;
+    // Each timing round ran in a process of its own (the default).
+    EXPECT_NE(i1.timing_protocol.find("round_processes = fresh\n"), std::string::npos) << i1.timing_protocol;
     // Timed code allocates with glibc's malloc, the search and compiles with the program's.
     EXPECT_NE(i1.timing_protocol.find("timed_malloc = libc.so.6\n"), std::string::npos) << i1.timing_protocol;
 #ifdef SCHEDFORGE_FAST_MALLOC

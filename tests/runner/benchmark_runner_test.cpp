@@ -324,6 +324,54 @@ TEST(BenchmarkRunner, AGroupTakesItsTimingRoundsInTurn) {
     std::remove(run_log);
 }
 
+// Each run of a pid-logged job appends its id and its process's pid to this file.
+char pid_log[256];
+
+extern "C" int schedforge_test_log_pid(int id) {
+    if (FILE *f = std::fopen(pid_log, "a")) {
+        std::fprintf(f, "%d %d\n", id, int(getpid()));
+        std::fclose(f);
+    }
+    return id;
+}
+
+// The processes that ran the timed code: each round in one of its own, or all in the worker.
+TEST(BenchmarkRunner, EachTimingRoundRunsInAProcessOfItsOwn) {
+    std::snprintf(pid_log, sizeof(pid_log), "%s/schedforge_pids_%d.log", ::testing::TempDir().c_str(), int(getpid()));
+    for (const bool fresh : {true, false}) {
+        std::remove(pid_log);
+        std::vector<BenchmarkJob> jobs;
+        jobs.push_back(make_job("pids", []() {
+            Func f("f");
+            f() = Internal::Call::make(Int(32), "schedforge_test_log_pid", {Expr(5)}, Internal::Call::Extern);
+            Pipeline p(f);
+            p.set_jit_externs({{"schedforge_test_log_pid", JITExtern(schedforge_test_log_pid)}});
+            return PreparedJob{p, Buffer<int>::make_scalar()};
+        }));
+        Buffer<int> five = Buffer<int>::make_scalar();
+        five() = 5;
+        jobs[0].reference = five; // what the rounds' processes computed reaches the output check
+        RunnerOptions o = fast_options();
+        o.timing.rounds = 3;
+        o.timing.min_samples = o.timing.max_samples = 6; // two per round
+        o.timing.min_sampling_seconds = 0;
+        o.timing.warmup_runs = 0;
+        o.timing.fresh_processes = fresh;
+        const std::vector<JobResult> r = run_jobs(jobs, o);
+        ASSERT_EQ(r[0].status, JobStatus::Ok) << r[0].message;
+        std::vector<int> pids;
+        FILE *f = std::fopen(pid_log, "r");
+        for (int id, pid; f && std::fscanf(f, "%d %d", &id, &pid) == 2;) pids.push_back(pid);
+        if (f) std::fclose(f);
+        ASSERT_EQ(pids.size(), 6u);
+        EXPECT_EQ(std::count(pids.begin(), pids.end(), int(getpid())), 0);
+        std::sort(pids.begin(), pids.end());
+        const auto distinct = std::unique(pids.begin(), pids.end()) - pids.begin();
+        EXPECT_EQ(distinct, fresh ? 3 : 1) << (fresh ? "fresh processes" : "one worker");
+    }
+    std::remove(pid_log);
+}
+
 // A launcher may bind a rank to one core (Open MPI does when it starts two). Under the machine
 // lock, which gives a timed job the machine to itself, the job runs on every CPU with a thread
 // per CPU, as in a one-process run; without the lock, on the CPUs the process may use. (On a
