@@ -171,6 +171,17 @@ JobFailure failure_of(const std::exception_ptr &e, bool compiled) {
     }
 }
 
+// A failure on the wire: the worker's 'E' message, and a timing round's failed result.
+void put_failure(ByteWriter &w, const JobFailure &f) {
+    w.put<uint8_t>(uint8_t(f.status));
+    w.put_string(f.message);
+}
+
+JobFailure get_failure(ByteReader &r) {
+    const auto status = JobStatus(r.get<uint8_t>());
+    return {status, r.get_string()};
+}
+
 void put_timing(ByteWriter &w, const TimingResult &t) {
     w.put<int32_t>(t.threads);
     w.put_vector(t.samples);
@@ -203,10 +214,8 @@ TimingResult time_round_in_child(const TimingProtocol &protocol, int threads, co
             w.put<uint8_t>(1);
             put_timing(w, t);
         } catch (...) {
-            const JobFailure f = failure_of(std::current_exception(), /*compiled=*/true);
             w.put<uint8_t>(0);
-            w.put<uint8_t>(uint8_t(f.status));
-            w.put_string(f.message);
+            put_failure(w, failure_of(std::current_exception(), /*compiled=*/true));
         }
         return w.bytes();
     });
@@ -216,10 +225,7 @@ TimingResult time_round_in_child(const TimingProtocol &protocol, int threads, co
     }
     if (!c.returned) ::_exit(c.exit_code);
     ByteReader r(c.bytes);
-    if (r.get<uint8_t>() == 0) {
-        const auto status = JobStatus(r.get<uint8_t>());
-        throw JobFailure{status, r.get_string()};
-    }
+    if (r.get<uint8_t>() == 0) throw get_failure(r);
     TimingResult t = get_timing(r);
     if (!r.ok()) throw JobFailure{JobStatus::Crash, "malformed result from a timing round's process"};
     return t;
@@ -249,10 +255,9 @@ TimingResult time_round_in_child(const TimingProtocol &protocol, int threads, co
     const int threads = options.timing.threads > 0 ? options.timing.threads : cpus;
     setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/1);
     bool compiled = false;
-    auto fail = [&](JobStatus status, const std::string &message) {
+    auto fail = [&](const JobFailure &f) {
         ByteWriter w;
-        w.put<uint8_t>(uint8_t(status));
-        w.put_string(message);
+        put_failure(w, f);
         send(result_fd, 'E', w.bytes());
     };
     try {
@@ -310,8 +315,7 @@ TimingResult time_round_in_child(const TimingProtocol &protocol, int threads, co
         if (job.return_output) put_buffer(r, prepared.output);
         send(result_fd, 'R', r.bytes());
     } catch (...) {
-        const JobFailure f = failure_of(std::current_exception(), compiled);
-        fail(f.status, f.message);
+        fail(failure_of(std::current_exception(), compiled));
     }
     ::_exit(0); // no atexit handlers or static destructors of the parent's state
 }
@@ -580,8 +584,8 @@ private:
                 w.rounds_done++;
                 w.phase = Phase::WaitingToRun;
             } else if (tag == 'E') {
-                const auto status = JobStatus(r.get<uint8_t>());
-                finish(w, status, r.get_string());
+                const JobFailure f = get_failure(r);
+                finish(w, f.status, f.message);
                 return;
             } else if (tag == 'R') {
                 const auto status = JobStatus(r.get<uint8_t>());
