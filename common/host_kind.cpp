@@ -47,10 +47,25 @@ bool free_page_reporting(const std::string &sysfs) {
     return false;
 }
 
+std::string selected_mode(const std::string &text) {
+    const size_t open = text.find('['), close = text.find(']', open);
+    if (open == std::string::npos || close == std::string::npos) return "";
+    return trim(text.substr(open + 1, close - open - 1));
+}
+
+void read_memory_kind(const std::string &sysfs, HostKind &kind) {
+    const std::string order = trim(file_text(sysfs + "/module/page_reporting/parameters/page_reporting_order"));
+    char *end = nullptr;
+    const long o = std::strtol(order.c_str(), &end, 10);
+    kind.page_reporting_order = !order.empty() && *end == '\0' && o >= 0 ? int(o) : -1;
+    kind.transparent_hugepages = selected_mode(file_text(sysfs + "/kernel/mm/transparent_hugepage/enabled"));
+}
+
 const HostKind &host_kind() {
     static const HostKind kind = [] {
         HostKind k = parse_cpuinfo(file_text("/proc/cpuinfo"));
         k.free_page_reporting = free_page_reporting("/sys");
+        read_memory_kind("/sys", k);
         return k;
     }();
     return kind;

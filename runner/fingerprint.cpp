@@ -21,6 +21,8 @@ std::vector<std::pair<std::string, std::string>> HardwareFingerprint::fields() c
         {"cpu_family", std::to_string(kind.cpu_family)},
         {"cpu_model_number", std::to_string(kind.cpu_model)},
         {"free_page_reporting", kind.free_page_reporting ? "yes" : "no"},
+        {"page_reporting_order", kind.page_reporting_order >= 0 ? std::to_string(kind.page_reporting_order) : ""},
+        {"transparent_hugepages", kind.transparent_hugepages},
         {"physical_cores", std::to_string(physical_cores)},
         {"logical_cpus", std::to_string(logical_cpus)},
         {"memory_bytes", std::to_string(memory_bytes)},

@@ -41,6 +41,10 @@ public:
         std::ofstream(d / "features") << features << "\n";
         if (driver) fs::create_directories(d / "driver");
     }
+    void add_file(const std::string &path, const std::string &text) {
+        fs::create_directories((root_ / path).parent_path());
+        std::ofstream(root_ / path) << text;
+    }
     std::string root() const { return root_.string(); }
 
 private:
@@ -67,6 +71,29 @@ TEST(HostKind, FreePageReportingNeedsABoundBalloonThatNegotiatedIt) {
     }
 }
 
+TEST(HostKind, ReadsTheSelectedModeOfASysfsFile) {
+    EXPECT_EQ(selected_mode("always [madvise] never\n"), "madvise");
+    EXPECT_EQ(selected_mode("[always] madvise never"), "always");
+    EXPECT_EQ(selected_mode("always madvise never"), "");
+    EXPECT_EQ(selected_mode(""), "");
+}
+
+TEST(HostKind, ReadsPageReportingOrderAndHugePageMode) {
+    FakeSysfs sys;
+    HostKind k;
+    read_memory_kind(sys.root(), k); // neither file: both unknown
+    EXPECT_EQ(k.page_reporting_order, -1);
+    EXPECT_EQ(k.transparent_hugepages, "");
+    sys.add_file("module/page_reporting/parameters/page_reporting_order", "9\n");
+    sys.add_file("kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+    read_memory_kind(sys.root(), k);
+    EXPECT_EQ(k.page_reporting_order, 9);
+    EXPECT_EQ(k.transparent_hugepages, "madvise");
+    sys.add_file("module/page_reporting/parameters/page_reporting_order", "nine\n");
+    read_memory_kind(sys.root(), k);
+    EXPECT_EQ(k.page_reporting_order, -1);
+}
+
 TEST(HostKind, DescribesThisMachine) {
     const HostKind &k = host_kind();
 #if defined(__x86_64__)
@@ -74,6 +101,10 @@ TEST(HostKind, DescribesThisMachine) {
     EXPECT_GT(k.cpu_family, 0);
 #endif
     EXPECT_EQ(k.free_page_reporting, free_page_reporting("/sys"));
+    HostKind memory;
+    read_memory_kind("/sys", memory);
+    EXPECT_EQ(k.page_reporting_order, memory.page_reporting_order);
+    EXPECT_EQ(k.transparent_hugepages, memory.transparent_hugepages);
 }
 
 } // namespace

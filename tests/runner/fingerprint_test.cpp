@@ -28,10 +28,15 @@ TEST(Fingerprint, FieldsAreFilledOnThisMachine) {
     EXPECT_EQ(fp.kind.cpu_vendor, common::host_kind().cpu_vendor);
     EXPECT_EQ(fp.kind.free_page_reporting, common::host_kind().free_page_reporting);
     const auto fields = fp.fields();
-    const auto reporting =
-        std::find_if(fields.begin(), fields.end(), [](const auto &f) { return f.first == "free_page_reporting"; });
-    ASSERT_NE(reporting, fields.end());
-    EXPECT_EQ(reporting->second, fp.kind.free_page_reporting ? "yes" : "no");
+    const auto value_of = [&](const std::string &key) {
+        const auto f = std::find_if(fields.begin(), fields.end(), [&](const auto &kv) { return kv.first == key; });
+        return f == fields.end() ? std::string("(absent)") : f->second;
+    };
+    EXPECT_EQ(value_of("free_page_reporting"), fp.kind.free_page_reporting ? "yes" : "no");
+    EXPECT_EQ(value_of("transparent_hugepages"), common::host_kind().transparent_hugepages);
+    EXPECT_EQ(value_of("page_reporting_order"), common::host_kind().page_reporting_order >= 0
+                                                    ? std::to_string(common::host_kind().page_reporting_order)
+                                                    : "");
     // Every field appears in the key = value listing.
     EXPECT_EQ(fp.fields().front().first, "cpu_model");
     EXPECT_EQ(fp.fields().back(), std::make_pair(std::string("target"), fp.target));
