@@ -13,6 +13,13 @@ namespace {
 constexpr const char *kVirtioBalloon = "0x0005"; // virtio device id of a memory balloon
 constexpr size_t kBalloonReportingBit = 5;       // VIRTIO_BALLOON_F_REPORTING
 
+// A non-negative decimal integer, or -1 for anything else (empty, words, trailing text).
+int count_or_unknown(const std::string &value) {
+    char *end = nullptr;
+    const long number = std::strtol(value.c_str(), &end, 10);
+    return !value.empty() && *end == '\0' && number >= 0 ? int(number) : -1;
+}
+
 } // namespace
 
 HostKind parse_cpuinfo(const std::string &cpuinfo) {
@@ -24,12 +31,9 @@ HostKind parse_cpuinfo(const std::string &cpuinfo) {
         const size_t colon = l.find(':');
         if (colon == std::string::npos) continue;
         const std::string key = trim(l.substr(0, colon)), value = trim(l.substr(colon + 1));
-        char *end = nullptr;
-        const long number = std::strtol(value.c_str(), &end, 10);
-        const bool is_number = !value.empty() && *end == '\0';
         if (key == "vendor_id") kind.cpu_vendor = value;
-        if (key == "cpu family" && is_number) kind.cpu_family = int(number);
-        if (key == "model" && is_number) kind.cpu_model = int(number);
+        if (key == "cpu family") kind.cpu_family = count_or_unknown(value);
+        if (key == "model") kind.cpu_model = count_or_unknown(value);
     }
     return kind;
 }
@@ -54,10 +58,8 @@ std::string selected_mode(const std::string &text) {
 }
 
 void read_memory_kind(const std::string &sysfs, HostKind &kind) {
-    const std::string order = trim(file_text(sysfs + "/module/page_reporting/parameters/page_reporting_order"));
-    char *end = nullptr;
-    const long o = std::strtol(order.c_str(), &end, 10);
-    kind.page_reporting_order = !order.empty() && *end == '\0' && o >= 0 ? int(o) : -1;
+    kind.page_reporting_order =
+        count_or_unknown(trim(file_text(sysfs + "/module/page_reporting/parameters/page_reporting_order")));
     kind.transparent_hugepages = selected_mode(file_text(sysfs + "/kernel/mm/transparent_hugepage/enabled"));
 }
 

@@ -1,7 +1,8 @@
 // What kind of machine this is, beyond its caches (common/host_caches.h): the CPU as the processor
-// names itself, and whether the memory its programs free goes back to a hypervisor. The search
-// (sampler/machine_calibration.h) picks the committed calibration of this kind by these facts, and
-// the hardware fingerprint (runner/) records them. No Halide.
+// names itself, whether the memory its programs free goes back to a hypervisor (and in what
+// blocks), and the kernel's huge page mode. The search (sampler/machine_calibration.h) picks the
+// committed calibration of this kind by these facts, and the hardware fingerprint (runner/)
+// records them. No Halide.
 #pragma once
 
 #include <string>
