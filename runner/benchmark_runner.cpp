@@ -222,13 +222,19 @@ TimingResult time_round_in_child(const TimingProtocol &protocol, int threads, co
     if (c.signal != 0) {
         std::signal(c.signal, SIG_DFL);
         ::raise(c.signal);
+        ::_exit(128 + c.signal); // the signal is blocked here: end as a shell reports a signal's death
     }
     if (!c.returned) ::_exit(c.exit_code);
+    // Either message is checked whole, so that a truncated one never reads as a status.
     ByteReader r(c.bytes);
-    if (r.get<uint8_t>() == 0) throw get_failure(r);
-    TimingResult t = get_timing(r);
-    if (!r.ok()) throw JobFailure{JobStatus::Crash, "malformed result from a timing round's process"};
-    return t;
+    if (r.get<uint8_t>() == 1) {
+        TimingResult t = get_timing(r);
+        if (r.ok()) return t;
+    } else {
+        JobFailure f = get_failure(r);
+        if (r.ok()) throw f;
+    }
+    throw JobFailure{JobStatus::Crash, "malformed result from a timing round's process"};
 }
 
 [[noreturn]] void worker_main(const BenchmarkJob &job, const RunnerOptions &options, int result_fd, int go_fd,
