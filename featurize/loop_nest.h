@@ -67,6 +67,10 @@ struct StageTiling {
     bool gpu = false;
 
     int levels() const { return int(tiles.size()) + 1; } // tiling levels, the point level included
+    bool operator==(const StageTiling &o) const {
+        return tiles == o.tiles && vector_loop == o.vector_loop && vector_width == o.vector_width &&
+               parallel == o.parallel && unroll == o.unroll && gpu == o.gpu;
+    }
 };
 
 // Threads per GPU block: CUDA's limit on every device since compute capability 2.0.
@@ -75,6 +79,9 @@ constexpr int64_t kMaxGpuThreads = 1024;
 struct FuncSchedule {
     Site compute, store; // store encloses compute; hoisting it further out is not legal yet (storage_error)
     std::vector<StageTiling> stages;
+    bool operator==(const FuncSchedule &o) const {
+        return compute == o.compute && store == o.store && stages == o.stages;
+    }
 };
 
 class LoopNest {
@@ -83,6 +90,7 @@ public:
     explicit LoopNest(const FunctionDAG &dag) : funcs(dag.nodes.size()) {} // nothing scheduled
 
     std::vector<FuncSchedule> funcs; // per DAG node; input images stay Unscheduled
+    bool operator==(const LoopNest &o) const { return funcs == o.funcs; }
 
     bool scheduled(int node) const { return funcs[size_t(node)].compute.kind != Site::Unscheduled; }
     bool inlined(int node) const { return funcs[size_t(node)].compute.kind == Site::Inline; }

@@ -41,6 +41,58 @@ struct Child {
     size_t index = 0;     // generation order, the tie-break
 };
 
+// The goal's prefix after each decision, replayed through the generator, and its cost. A choice
+// the generator does not offer (a tiling thinned away, a site a rule forbids) is spliced into a
+// child of the prefix so that the later steps can still be priced.
+std::vector<sf::LoopNest> replay_goal(const sf::FunctionDAG &dag, const Halide::Target &target, CostModel &model,
+                                      const SuccessorGenerator &generator, const sf::CacheSizes &caches,
+                                      FollowPath &follow) {
+    const std::vector<Decision> &decisions = generator.decisions();
+    follow.steps.assign(decisions.size(), FollowStep{});
+    std::vector<sf::LoopNest> prefixes;
+    sf::LoopNest prefix(dag);
+    for (size_t d = 0; d < decisions.size(); d++) {
+        const Decision dec = decisions[d];
+        const size_t k = size_t(dec.stage);
+        FollowStep &step = follow.steps[d];
+        step.node = dec.node;
+        step.stage = dec.stage;
+        const sf::FuncSchedule &want = follow.goal.funcs.at(size_t(dec.node));
+        // An inlined Func has no tilings.
+        auto tiling = [k](const sf::FuncSchedule &f) { return k < f.stages.size() ? &f.stages[k] : nullptr; };
+        auto chosen = [&](const sf::LoopNest &n) {
+            const sf::FuncSchedule &f = n.funcs[size_t(dec.node)];
+            const sf::StageTiling *have = tiling(f), *goal = tiling(want);
+            return (have && goal ? *have == *goal : have == goal) &&
+                   (k > 0 || (f.compute == want.compute && f.store == want.store));
+        };
+        std::vector<sf::LoopNest> children = generator.successors(prefix, int(d));
+        const auto it = std::find_if(children.begin(), children.end(), chosen);
+        step.generated = it != children.end();
+        if (step.generated) {
+            prefix = std::move(*it);
+        } else {
+            if (!children.empty()) prefix = std::move(children.front());
+            sf::FuncSchedule &f = prefix.funcs[size_t(dec.node)];
+            if (k == 0) {
+                f.compute = want.compute;
+                f.store = want.store;
+            }
+            if (f.stages.size() != want.stages.size()) f.stages = want.stages;
+            if (k < f.stages.size()) f.stages[k] = want.stages[k];
+        }
+        const std::vector<sf::StageFeatures> features = sf::compute_schedule_features(dag, prefix, target, caches);
+        for (const sf::StageFeatures &s : features) {
+            if (s.scheduled && s.node == dec.node && generator.pruned(prefix, s)) step.pruned = true;
+        }
+        std::vector<double> cost;
+        model.evaluate({&features}, cost);
+        step.cost = cost.at(0);
+        prefixes.push_back(prefix);
+    }
+    return prefixes;
+}
+
 void hash_in(uint64_t &h, int64_t v) { h = common::mix64(h ^ (uint64_t(v) + 0x9e3779b97f4a7c15ull + (h << 6))); }
 
 } // namespace
@@ -68,8 +120,36 @@ uint64_t structure_hash(const sf::LoopNest &nest, int depth) {
     return h;
 }
 
+std::vector<size_t> twin_order(const std::vector<double> &costs, int max_twins, double resolution) {
+    std::vector<size_t> order;
+    order.reserve(costs.size());
+    const size_t m = size_t(std::max(max_twins, 1));
+    for (size_t a = 0, b; a < costs.size(); a = b) {
+        const double top = costs[a] * (1 + resolution);
+        for (b = a + 1; b < costs.size() && costs[b] <= top; b++) {
+        }
+        const size_t n = b - a;
+        if (n <= m) {
+            for (size_t k = a; k < b; k++) order.push_back(k);
+            continue;
+        }
+        // The first half in order, the others at the middles of equal parts of the rest.
+        const size_t first = m / 2, rest = n - first, picks = m - first;
+        std::vector<bool> taken(n, false);
+        for (size_t i = 0; i < m; i++) {
+            const size_t k = i < first ? i : first + ((2 * (i - first) + 1) * rest) / (2 * picks);
+            taken[k] = true;
+            order.push_back(a + k);
+        }
+        for (size_t k = 0; k < n; k++) {
+            if (!taken[k]) order.push_back(a + k);
+        }
+    }
+    return order;
+}
+
 SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &target, CostModel &model,
-                         const SearchOptions &options_in) {
+                         const SearchOptions &options_in, FollowPath *follow) {
     SearchOptions options = options_in;
     if (options.cores <= 0) options.cores = int(std::max(1u, std::thread::hardware_concurrency()));
     const sf::CacheSizes caches = options.cache_sizes();
@@ -79,6 +159,8 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
     model.set_pipeline(dag, options.cores);
     tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
     common::Rng rng(common::derive_seed(options.seed, 0x5ea4c4));
+    const std::vector<sf::LoopNest> goal_prefixes =
+        follow ? replay_goal(dag, target, model, generator, caches, *follow) : std::vector<sf::LoopNest>();
 
     SearchResult result;
     StatePtr best;
@@ -235,6 +317,14 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
             // cheap Func's tiling, all of equal cost, would otherwise fill the beam with a single
             // choice of every earlier decision. More than one, as equal costs now can still lead
             // to different costs later (a tiling decides where producers can go).
+            if (options.spread_cost_twins && options.max_cost_twins > 0) {
+                std::vector<double> costs; // ascending
+                for (const Child &c : ranked) costs.push_back(c.rank_cost);
+                std::vector<Child> spread;
+                for (size_t k : twin_order(costs, options.max_cost_twins, options.cost_resolution))
+                    spread.push_back(ranked[k]);
+                ranked = std::move(spread);
+            }
             std::vector<StatePtr> next;
             auto too_many_twins = [&](const Child &c) {
                 return std::count_if(next.begin(), next.end(), [&](const StatePtr &k) {
@@ -247,6 +337,22 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
                 if (options.dropout >= 1 || rng.chance(options.dropout)) next.push_back(c.state);
             }
             if (next.empty()) next.push_back(ranked.front().state);
+            if (follow) { // where the goal's prefix stands (the last pass's figures stay)
+                FollowStep &step = follow->steps[d];
+                step.candidates = int64_t(ranked.size());
+                step.rank = -1;
+                step.kept = false;
+                for (size_t j = 0; j < ranked.size(); j++) {
+                    if (!(ranked[j].state->nest == goal_prefixes[d])) continue;
+                    step.rank = int64_t(j);
+                    step.kept = std::find(next.begin(), next.end(), ranked[j].state) != next.end();
+                    break;
+                }
+                const auto [lo, hi] = std::minmax_element(
+                    next.begin(), next.end(), [](const StatePtr &a, const StatePtr &b) { return a->cost < b->cost; });
+                step.beam_best = (*lo)->cost;
+                step.beam_cutoff = (*hi)->cost;
+            }
             beam = std::move(next);
         }
         // The pass's best, and the paths its final beam took, for the next pass.

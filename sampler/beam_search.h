@@ -61,9 +61,36 @@ struct SearchResult {
     std::vector<Finalist> finalists;
 };
 
-// Throws std::invalid_argument for a pipeline with nothing to schedule.
+// A complete schedule followed through a search (autoschedule --follow), to see where the beam
+// loses it: at each decision, the predicted cost of its prefix (its choices for the decisions
+// made so far, the rest unscheduled) beside the states the beam kept.
+struct FollowStep {
+    int node = -1, stage = 0; // the decision: a Func's site and pure tiling (stage 0) or an update's tiling
+    bool generated = false;   // the generator offers the goal's choice here (else it is spliced in to go on)
+    bool pruned = false;      // a pruning rule that needs features drops the prefix
+    double cost = 0;          // the prefix's predicted cost
+    // The last pass at this step: the cheapest and the dearest state it kept, its candidates, and
+    // the prefix's place among them, cheapest first (-1: not a candidate: an earlier prefix left
+    // the beam, or this one is not generated or is pruned).
+    double beam_best = 0, beam_cutoff = 0;
+    int64_t candidates = 0, rank = -1;
+    bool kept = false;
+};
+struct FollowPath {
+    featurize::LoopNest goal; // complete, for the searched DAG
+    std::vector<FollowStep> steps;
+};
+
+// Throws std::invalid_argument for a pipeline with nothing to schedule. With `follow`, fills its
+// steps (one per decision).
 SearchResult beam_search(const featurize::FunctionDAG &dag, const Halide::Target &target, CostModel &model,
-                         const SearchOptions &options);
+                         const SearchOptions &options, FollowPath *follow = nullptr);
+
+// SearchOptions::spread_cost_twins: the order in which the beam considers candidates of ascending
+// `costs`: in each run of twins (costs within `resolution` of the run's first) longer than
+// max_twins, the max_twins that are kept come first: the first half of them in order, the others
+// from the middles of equal parts of the rest of the run.
+std::vector<size_t> twin_order(const std::vector<double> &costs, int max_twins, double resolution);
 
 // The structural hash the passes compare: compute sites, tiling levels, vector loops, and the tile
 // extents of levels shallower than `depth`.

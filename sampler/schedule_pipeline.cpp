@@ -9,8 +9,8 @@
 namespace schedforge::sampler {
 
 SearchResult search_for_target(const featurize::FunctionDAG &dag, const Halide::Target &target, CostModel &model,
-                               const SearchOptions &options) {
-    SearchResult r = beam_search(dag, featurize::host_part(target), model, options); // a CPU target's self
+                               const SearchOptions &options, FollowPath *follow) {
+    SearchResult r = beam_search(dag, featurize::host_part(target), model, options, follow); // a CPU target's self
     if (target.has_gpu_feature()) r.nest = gpu_nest(dag, r.nest);
     return r;
 }

@@ -21,9 +21,10 @@ struct ScheduledPipeline {
 };
 
 // The search for `target`: beam_search() for a CPU; for a GPU, beam_search() for its host, carried
-// onto the GPU (gpu_nest(); the result's features and cost are then the host schedule's).
+// onto the GPU (gpu_nest(); the result's features and cost are then the host schedule's, and
+// `follow` follows a host schedule).
 SearchResult search_for_target(const featurize::FunctionDAG &dag, const Halide::Target &target, CostModel &model,
-                               const SearchOptions &options);
+                               const SearchOptions &options, FollowPath *follow = nullptr);
 
 // Throws featurize::UnsupportedPipeline for a pipeline the search cannot take (e.g. a Func
 // without estimates).

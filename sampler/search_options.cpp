@@ -142,6 +142,8 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
             r.on("hash_penalty", [&](const YAML::Node &m, const std::string &mk) { o.hash_penalty = number(m, mk); });
             r.on("max_cost_twins",
                  [&](const YAML::Node &m, const std::string &mk) { o.max_cost_twins = integer(m, mk); });
+            r.on("spread_cost_twins",
+                 [&](const YAML::Node &m, const std::string &mk) { o.spread_cost_twins = boolean(m, mk); });
             r.on("cost_resolution",
                  [&](const YAML::Node &m, const std::string &mk) { o.cost_resolution = number(m, mk); });
             r.on("weights", [&](const YAML::Node &m, const std::string &mk) { o.weights = yaml::text(m, mk, source); });

@@ -107,6 +107,12 @@ struct SearchOptions {
     // at most cost_resolution (a fraction) are one to the model (max_cost_twins 0: no limit).
     int max_cost_twins = 4;
     double cost_resolution = 1e-3;
+    // Which twins: off, the first max_cost_twins in generation order (a site's smallest tiles of
+    // the first parent); on, half of them so and the rest spread over the run (beam_search.h:
+    // twin_order). Off by default: the built-in model's apps ran 1.20x and 1.16x Adams2019 with
+    // it against 1.25x and 1.24x without (out/cmp-s36a, b); the Zen 4 calibration's 1.15-1.19x
+    // against 1.03x (configs/search/default.yaml).
+    bool spread_cost_twins = false;
     bool memoize_features = true; // children reuse the parent's features where a decision cannot change them
     PruningRules pruning;
     SpaceRules space;

@@ -5,7 +5,7 @@
 //   autoschedule (--app NAME | --pipeline SEED [--config GENERATOR.yaml])
 //                [--search-config SEARCH.yaml] [--beam 64] [--passes 1] [--dropout 1] [--seed 0]
 //                [--cores N] [--threads N] [--features] [--check] [--benchmark] [--stage-times]
-//                [--nest FILE | --nest-out FILE] [--stmt FILE] [--target host]
+//                [--nest FILE | --nest-out FILE] [--follow FILE] [--stmt FILE] [--target host]
 //
 // Flags override the search config, which overrides the built-in defaults
 // (configs/search/default.yaml documents them); without --search-config, this machine kind's
@@ -14,7 +14,10 @@
 // runner (isolated workers, which also check the output); the workers search for themselves, since they are forked
 // before this process starts any thread. --nest-out writes the schedule as a LoopNest (featurize/loop_nest_text.h, what
 // datasets store); --nest reads one instead of searching, so that a hand-edited variant can be costed, checked and
-// timed. --stmt writes Halide's lowered statement of the schedule (the loops and vectors the features predict).
+// timed. --follow takes a complete LoopNest (another search's --nest-out) through the search and
+// prints, decision by decision, the cost of its prefix beside the beam's: where, and by how much,
+// the beam lets go of a schedule that its model may price cheaper once complete. --stmt writes Halide's lowered
+// statement of the schedule (the loops and vectors the features predict).
 // --stage-times runs the schedule under Halide's sampling profiler for about two seconds and
 // prints each Func's share of the time beside its share of the manual model's predicted cost:
 // where a schedule is mispriced, the stage whose price is wrong. Both are for one core: the
@@ -149,6 +152,26 @@ void print_stage_times(const std::function<Subject()> &build, const sf::Function
     }
 }
 
+// The followed nest's prefix at each decision beside the beam's states (the last pass's).
+void print_follow(const sf::FunctionDAG &dag, const ss::FollowPath &follow) {
+    std::cout
+        << "\nfollowed nest, decision by decision (cost: its prefix's; rank among the step's candidates, cheapest "
+           "first; beam: the cheapest and the dearest state kept)\n";
+    std::printf("  %-4s %-28s %12s %-16s %12s %12s\n", "step", "decision", "cost", "rank", "beam best", "beam cut-off");
+    for (size_t d = 0; d < follow.steps.size(); d++) {
+        const ss::FollowStep &s = follow.steps[d];
+        const std::string name =
+            dag.nodes[size_t(s.node)].name + (s.stage ? ".update(" + std::to_string(s.stage - 1) + ")" : "");
+        std::string rank = s.rank < 0 ? "-" : std::to_string(s.rank + 1) + "/" + std::to_string(s.candidates);
+        if (s.kept) rank += " kept";
+        std::string cost = format_number("%.4g", s.cost);
+        if (!s.generated) cost += " (not generated)";
+        if (s.pruned) cost += " (pruned)";
+        std::printf("  %-4zu %-28s %12s %-16s %12s %12s\n", d + 1, name.c_str(), cost.c_str(), rank.c_str(),
+                    format_number("%.4g", s.beam_best).c_str(), format_number("%.4g", s.beam_cutoff).c_str());
+    }
+}
+
 // compute_root's output and time, then the schedule's (checked against it), in workers.
 void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &options, const Halide::Target &target,
                const std::string &nest, bool given_nest) {
@@ -196,7 +219,7 @@ void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &o
 
 int main(int argc, char **argv) {
     CLI::App app{"Schedule a pipeline with schedforge's beam search.", "autoschedule"};
-    std::string app_name, generator_config, search_config, weights, nest_in, nest_out, stmt_out, target_text;
+    std::string app_name, generator_config, search_config, weights, nest_in, nest_out, follow_in, stmt_out, target_text;
     std::optional<uint64_t> pipeline_seed;
     std::optional<int> beam, passes, cores, threads;
     std::optional<double> dropout;
@@ -226,6 +249,11 @@ int main(int argc, char **argv) {
         app.add_option("--nest", nest_in, "Schedule with this LoopNest text instead of searching (search flags unused)")
             ->check(CLI::ExistingFile);
     app.add_option("--nest-out", nest_out, "Write the searched schedule as LoopNest text")->excludes(nest_in_opt);
+    app.add_option("--follow", follow_in,
+                   "Follow this complete LoopNest through the search: its prefix's cost at each decision beside the "
+                   "beam's")
+        ->check(CLI::ExistingFile)
+        ->excludes(nest_in_opt);
     app.add_option("--stmt", stmt_out, "Write Halide's lowered statement of the schedule to this file");
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         if (app_name.empty() && !pipeline_seed) throw UserError("give --app NAME or --pipeline SEED");
@@ -260,11 +288,15 @@ int main(int argc, char **argv) {
         const std::string nest_text = given_nest ? schedforge::yaml::read_file(nest_in) : "";
         if (!stmt_out.empty() && !std::ofstream(stmt_out, std::ios::trunc)) // Halide would fail silently
             throw UserError(stmt_out + ": cannot write");
-        if (given_nest) { // refused here, with its line, rather than in a worker
+        // A partial nest is refused here, with its line, rather than in a worker.
+        auto complete_nest = [&](const sf::FunctionDAG &dag, const std::string &path, const std::string &text) {
+            sf::LoopNest nest = sf::parse_nest_text(dag, text);
+            if (!nest.complete(dag)) throw UserError(path + ": a partial schedule (some Funcs unscheduled)");
+            return nest;
+        };
+        if (given_nest) {
             Subject s = build();
-            const sf::FunctionDAG dag = sf::FunctionDAG::build(s.pipeline);
-            if (!sf::parse_nest_text(dag, nest_text).complete(dag))
-                throw UserError(nest_in + ": a partial schedule (some Funcs unscheduled)");
+            complete_nest(sf::FunctionDAG::build(s.pipeline), nest_in, nest_text);
         }
         if (bench)
             benchmark(build, options, target, nest_text,
@@ -273,8 +305,14 @@ int main(int argc, char **argv) {
         const sf::FunctionDAG dag = sf::FunctionDAG::build(subject.pipeline);
         const std::unique_ptr<ss::CostModel> model = ss::make_cost_model(options.weights, options.coefficients);
         ss::SearchResult r;
+        std::optional<ss::FollowPath> follow;
+        if (!follow_in.empty()) {
+            if (gpu) throw UserError("--follow follows a CPU schedule; not with a GPU --target");
+            follow.emplace();
+            follow->goal = complete_nest(dag, follow_in, schedforge::yaml::read_file(follow_in));
+        }
         if (!given_nest) {
-            r = ss::search_for_target(dag, target, *model, options);
+            r = ss::search_for_target(dag, target, *model, options, follow ? &*follow : nullptr);
         } else {
             r.nest = sf::parse_nest_text(dag, nest_text);
             r.features = sf::compute_schedule_features(dag, r.nest, sf::host_part(target), options.cache_sizes());
@@ -306,6 +344,7 @@ int main(int argc, char **argv) {
                           << format_number("%.4g", s.pass_best_cost[p]) << "\n";
             }
         }
+        if (follow) print_follow(dag, *follow);
         if (show_features) {
             // Costs and terms as the manual model sees them (the terms are the learned model's too).
             ss::ManualCostModel manual(options.coefficients);

@@ -42,6 +42,33 @@ TEST(Autoschedule, RandomPipelineWithASearchConfigPrintsFeatures) {
     fs::remove_all(dir);
 }
 
+// --follow: a search's own result followed through the same search is kept at every decision
+// (one row per decision, the last one at the predicted cost); a GPU target is refused.
+TEST(Autoschedule, FollowsANestThroughTheSearch) {
+    const fs::path dir = scratch("autoschedule_follow");
+    fs::create_directories(dir);
+    const std::string nest = (dir / "blur3x3.nest").string();
+    const Result searched = run(autoschedule("--app blur3x3 --beam 4 --nest-out " + nest));
+    ASSERT_EQ(searched.exit_code, 0) << searched.err;
+    const Result r = run(autoschedule("--app blur3x3 --beam 4 --follow " + nest));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const size_t table = r.out.find("followed nest, decision by decision");
+    ASSERT_NE(table, std::string::npos) << r.out;
+    const std::string rows = r.out.substr(r.out.find("beam cut-off\n", table) + 13);
+    EXPECT_GE(count_lines(rows), 2) << rows;
+    size_t kept = 0;
+    for (size_t at = rows.find(" kept "); at != std::string::npos; at = rows.find(" kept ", at + 1)) kept++;
+    EXPECT_EQ(int(kept), count_lines(rows)) << rows;
+    const size_t cost = r.out.find("predicted cost: ") + 16;
+    const std::string predicted = r.out.substr(cost, r.out.find('\n', cost) - cost);
+    const std::string last = rows.substr(rows.rfind('\n', rows.size() - 2) + 1);
+    EXPECT_NE(last.find(" " + predicted + " "), std::string::npos) << last << " against " << predicted;
+    const Result gpu = run(autoschedule("--app blur3x3 --target host-cuda-cuda_capability_80 --follow " + nest));
+    EXPECT_EQ(gpu.exit_code, 2) << gpu.err;
+    EXPECT_NE(gpu.err.find("--follow follows a CPU schedule"), std::string::npos) << gpu.err;
+    fs::remove_all(dir);
+}
+
 TEST(Autoschedule, WritesTheLoweredStatementOfTheSchedule) {
     const fs::path dir = scratch("autoschedule_stmt");
     const std::string stmt = (dir / "schedule.stmt").string();

@@ -427,6 +427,68 @@ TEST(BeamSearch, MorePassesNeverCostMore) {
     EXPECT_GT(three.stats.cost_evaluations, one_pass.stats.cost_evaluations);
 }
 
+// autoschedule --follow: following the search's own result, every prefix of it is generated,
+// kept in the beam and priced within the beam's range, and the last one costs what the search
+// returned; following the search changes nothing.
+TEST(BeamSearch, FollowingTheResultFindsItsPathKept) {
+    for (uint64_t seed = 0; seed < 6; seed++) {
+        const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::GeneratorConfig(), seed);
+        gen::BuiltPipeline built = gen::build_pipeline(spec);
+        const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+        const SearchOptions o = options(8, 1);
+        const SearchResult r = search(dag, o);
+        FollowPath follow{r.nest, {}};
+        ManualCostModel model(o.coefficients);
+        const SearchResult again = beam_search(dag, strict_target(), model, o, &follow);
+        EXPECT_EQ(sf::schedule_source(dag, again.nest), sf::schedule_source(dag, r.nest)) << "pipeline seed " << seed;
+        ASSERT_EQ(follow.steps.size(), SuccessorGenerator(dag, strict_target(), o).decisions().size());
+        for (size_t d = 0; d < follow.steps.size(); d++) {
+            const FollowStep &s = follow.steps[d];
+            EXPECT_TRUE(s.generated && !s.pruned && s.kept && s.rank >= 0 && s.rank < s.candidates)
+                << "pipeline seed " << seed << ", step " << d;
+            EXPECT_LE(s.beam_best, s.cost);
+            EXPECT_LE(s.cost, s.beam_cutoff);
+        }
+        EXPECT_DOUBLE_EQ(follow.steps.back().cost, r.cost) << "pipeline seed " << seed;
+    }
+}
+
+// Following a nest the search would not pick (a random one): its choices are spliced in where
+// the generator does not offer them, and the last prefix is the nest itself, priced as such.
+TEST(BeamSearch, FollowingAnotherNestEndsAtItsOwnCost) {
+    int lost = 0;
+    for (uint64_t seed = 0; seed < 6; seed++) {
+        const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::GeneratorConfig(), seed);
+        gen::BuiltPipeline built = gen::build_pipeline(spec);
+        const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+        const SearchOptions o = options(8, 1);
+        FollowPath follow{sf::random_loop_nest(dag, strict_target(), seed), {}};
+        ManualCostModel model(o.coefficients);
+        beam_search(dag, strict_target(), model, o, &follow);
+        const std::vector<sf::StageFeatures> features =
+            sf::compute_schedule_features(dag, follow.goal, strict_target(), o.cache_sizes());
+        std::vector<double> cost;
+        model.evaluate({&features}, cost);
+        EXPECT_DOUBLE_EQ(follow.steps.back().cost, cost.at(0)) << "pipeline seed " << seed;
+        for (const FollowStep &s : follow.steps) {
+            if (s.kept) EXPECT_GE(s.rank, 0);
+            if (s.rank < 0) EXPECT_FALSE(s.kept);
+        }
+        lost += !follow.steps.back().kept;
+    }
+    EXPECT_GT(lost, 0); // random nests are not what a beam of 8 keeps
+}
+
+// search.spread_cost_twins: of a run of twins longer than the limit, the kept ones are the first
+// half in order and the others from the middles of the rest; shorter runs keep their order.
+TEST(BeamSearch, TwinOrderSpreadsTheKeptTwinsOverTheRun) {
+    const std::vector<double> costs = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1.0005, 2, 2, 3};
+    EXPECT_EQ(twin_order(costs, 4, 1e-3), (std::vector<size_t>{0, 1, 4, 8, 2, 3, 5, 6, 7, 9, 10, 11, 12}));
+    EXPECT_EQ(twin_order(costs, 1, 1e-3), (std::vector<size_t>{5, 0, 1, 2, 3, 4, 6, 7, 8, 9, 11, 10, 12}));
+    EXPECT_EQ(twin_order(costs, 4, 1e-5), (std::vector<size_t>{0, 1, 3, 7, 2, 4, 5, 6, 8, 9, 10, 11, 12}));
+    EXPECT_EQ(twin_order(costs, 10, 1e-3), (std::vector<size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+}
+
 // The most finalists that share one cost (within `resolution` of the first of them).
 int most_cost_twins(const SearchResult &r, double resolution) {
     int most = 0;
@@ -952,6 +1014,7 @@ TEST(SearchOptionsFile, DefaultConfigIsTheBuiltInDefaults) {
     EXPECT_EQ(file.max_tilings, builtin.max_tilings);
     EXPECT_EQ(file.max_cost_twins, builtin.max_cost_twins);
     EXPECT_EQ(file.cost_resolution, builtin.cost_resolution);
+    EXPECT_EQ(file.spread_cost_twins, builtin.spread_cost_twins);
     EXPECT_EQ(file.memoize_features, builtin.memoize_features);
     EXPECT_EQ(file.hash_penalty, builtin.hash_penalty);
     EXPECT_EQ(file.single_pass_hash_penalty, builtin.single_pass_hash_penalty);
