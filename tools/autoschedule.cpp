@@ -283,20 +283,24 @@ int main(int argc, char **argv) {
         const bool gpu = target.has_gpu_feature();
         if (gpu && (stage_times || show_features))
             throw UserError("--stage-times and --features describe CPU schedules; not with a GPU --target");
+        if (gpu && !follow_in.empty()) throw UserError("--follow follows a CPU schedule; not with a GPU --target");
         auto build = [spec, app_name]() { return build_subject(spec, app_name); };
         const bool given_nest = !nest_in.empty();
         const std::string nest_text = given_nest ? schedforge::yaml::read_file(nest_in) : "";
+        const std::string follow_text = follow_in.empty() ? "" : schedforge::yaml::read_file(follow_in);
         if (!stmt_out.empty() && !std::ofstream(stmt_out, std::ios::trunc)) // Halide would fail silently
             throw UserError(stmt_out + ": cannot write");
-        // A partial nest is refused here, with its line, rather than in a worker.
+        // A partial nest is refused here, with its line, rather than in a worker or after a benchmark.
         auto complete_nest = [&](const sf::FunctionDAG &dag, const std::string &path, const std::string &text) {
             sf::LoopNest nest = sf::parse_nest_text(dag, text);
             if (!nest.complete(dag)) throw UserError(path + ": a partial schedule (some Funcs unscheduled)");
             return nest;
         };
-        if (given_nest) {
+        if (given_nest || !follow_in.empty()) {
             Subject s = build();
-            complete_nest(sf::FunctionDAG::build(s.pipeline), nest_in, nest_text);
+            const sf::FunctionDAG dag = sf::FunctionDAG::build(s.pipeline);
+            if (given_nest) complete_nest(dag, nest_in, nest_text);
+            if (!follow_in.empty()) complete_nest(dag, follow_in, follow_text);
         }
         if (bench)
             benchmark(build, options, target, nest_text,
@@ -307,9 +311,8 @@ int main(int argc, char **argv) {
         ss::SearchResult r;
         std::optional<ss::FollowPath> follow;
         if (!follow_in.empty()) {
-            if (gpu) throw UserError("--follow follows a CPU schedule; not with a GPU --target");
             follow.emplace();
-            follow->goal = complete_nest(dag, follow_in, schedforge::yaml::read_file(follow_in));
+            follow->goal = complete_nest(dag, follow_in, follow_text);
         }
         if (!given_nest) {
             r = ss::search_for_target(dag, target, *model, options, follow ? &*follow : nullptr);
