@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <stdexcept>
@@ -95,6 +96,14 @@ std::vector<sf::LoopNest> replay_goal(const sf::FunctionDAG &dag, const Halide::
 
 void hash_in(uint64_t &h, int64_t v) { h = common::mix64(h ^ (uint64_t(v) + 0x9e3779b97f4a7c15ull + (h << 6))); }
 
+// The end of the run of twins that starts at `a` in ascending `costs`.
+size_t twin_run_end(const std::vector<double> &costs, size_t a, double resolution) {
+    const double top = costs[a] * (1 + resolution);
+    size_t b = a + 1;
+    while (b < costs.size() && costs[b] <= top) b++;
+    return b;
+}
+
 } // namespace
 
 uint64_t structure_hash(const sf::LoopNest &nest, int depth) {
@@ -125,9 +134,7 @@ std::vector<size_t> twin_order(const std::vector<double> &costs, int max_twins, 
     order.reserve(costs.size());
     const size_t m = size_t(std::max(max_twins, 1));
     for (size_t a = 0, b; a < costs.size(); a = b) {
-        const double top = costs[a] * (1 + resolution);
-        for (b = a + 1; b < costs.size() && costs[b] <= top; b++) {
-        }
+        b = twin_run_end(costs, a, resolution);
         const size_t n = b - a;
         if (n <= m) {
             for (size_t k = a; k < b; k++) order.push_back(k);
@@ -145,6 +152,34 @@ std::vector<size_t> twin_order(const std::vector<double> &costs, int max_twins, 
             if (!taken[k]) order.push_back(a + k);
         }
     }
+    return order;
+}
+
+std::vector<std::pair<size_t, size_t>> crowded_twin_runs(const std::vector<double> &costs, int max_twins, int beam_size,
+                                                         double resolution) {
+    std::vector<std::pair<size_t, size_t>> crowded;
+    const size_t limit = size_t(std::max(max_twins, 1));
+    size_t reach = 0;
+    for (size_t a = 0, b; a < costs.size() && reach < size_t(beam_size); a = b) {
+        b = twin_run_end(costs, a, resolution);
+        if (b - a > limit) crowded.emplace_back(a, b);
+        reach += std::min(b - a, limit);
+    }
+    return crowded;
+}
+
+std::vector<size_t> lookahead_order(const std::vector<double> &ahead, double resolution) {
+    std::vector<size_t> sorted(ahead.size());
+    std::iota(sorted.begin(), sorted.end(), size_t(0));
+    std::stable_sort(sorted.begin(), sorted.end(), [&](size_t x, size_t y) { return ahead[x] < ahead[y]; });
+    std::vector<size_t> order, again;
+    for (size_t i : sorted) {
+        const bool twin = std::any_of(order.begin(), order.end(), [&](size_t k) {
+            return ahead[i] == ahead[k] || std::abs(ahead[i] - ahead[k]) <= resolution * ahead[k];
+        });
+        (twin ? again : order).push_back(i);
+    }
+    order.insert(order.end(), again.begin(), again.end());
     return order;
 }
 
@@ -187,7 +222,8 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
             };
             // Featurizes `batch` in parallel and keeps the states no pruning rule that needs
             // features rejects. Stages the decision cannot affect keep their parent's features (the memo).
-            auto featurize_and_prune = [&](std::vector<std::shared_ptr<State>> &batch) {
+            // `at`: the decision the batch's states took (d, or d + 1 for the twins' lookahead).
+            auto featurize_and_prune = [&](std::vector<std::shared_ptr<State>> &batch, size_t at) {
                 result.stats.states_generated += int64_t(batch.size());
                 auto t = Clock::now();
                 std::vector<int64_t> reused(batch.size(), 0);
@@ -196,7 +232,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
                         State &c = *batch[i];
                         c.features = options.memoize_features
                                          ? sf::update_schedule_features(dag, c.nest, target, c.parent->features,
-                                                                        decisions[d].node, &reused[i], caches)
+                                                                        decisions[at].node, &reused[i], caches)
                                          : sf::compute_schedule_features(dag, c.nest, target, caches);
                     });
                 });
@@ -208,7 +244,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
                     for (const sf::StageFeatures &s : batch[i]->features) {
                         if (!s.scheduled) continue;
                         scheduled++;
-                        if (s.node == decisions[d].node && generator.pruned(batch[i]->nest, s)) ok = false;
+                        if (s.node == decisions[at].node && generator.pruned(batch[i]->nest, s)) ok = false;
                     }
                     result.stats.stages_featurized += scheduled - reused[i];
                     result.stats.feature_cache_hits += reused[i];
@@ -242,7 +278,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
                     origin.emplace_back(i, k);
                 }
             }
-            std::vector<std::shared_ptr<State>> legal = featurize_and_prune(children);
+            std::vector<std::shared_ptr<State>> legal = featurize_and_prune(children, d);
             const bool all_pruned = legal.empty();
             if (all_pruned) legal = children; // every option is pruned: keep them all
             cost(legal);
@@ -276,7 +312,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
                     for (size_t m = k + 1; m < expanded[i].size() && runs[i][m] == runs[i][k]; m++)
                         siblings.push_back(child(i, m));
                 }
-                std::vector<std::shared_ptr<State>> fine = featurize_and_prune(siblings);
+                std::vector<std::shared_ptr<State>> fine = featurize_and_prune(siblings, d);
                 // Pruned coarse children stand in only while no child is legal.
                 if (all_pruned && !fine.empty()) legal.clear();
                 if (all_pruned && fine.empty()) fine = std::move(siblings);
@@ -317,13 +353,76 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
             // cheap Func's tiling, all of equal cost, would otherwise fill the beam with a single
             // choice of every earlier decision. More than one, as equal costs now can still lead
             // to different costs later (a tiling decides where producers can go).
-            if (options.spread_cost_twins && options.max_cost_twins > 0) {
+            if (options.spread_cost_twins && options.twin_lookahead == 0 && options.max_cost_twins > 0) {
                 std::vector<double> costs; // ascending
                 for (const Child &c : ranked) costs.push_back(c.rank_cost);
                 std::vector<Child> spread;
                 for (size_t k : twin_order(costs, options.max_cost_twins, options.cost_resolution))
                     spread.push_back(ranked[k]);
                 ranked = std::move(spread);
+            }
+            // Twins the beam cannot all keep go in the order of their cheapest child at the next
+            // decision: a tile priced before the producers inside it are placed ties with its
+            // neighbours, and what it leaves those producers is what tells them apart.
+            if (options.twin_lookahead > 0 && options.max_cost_twins > 0 && d + 1 < decisions.size()) {
+                std::vector<double> costs; // ascending
+                for (const Child &c : ranked) costs.push_back(c.rank_cost);
+                // Of each crowded run, twin_lookahead twins (as twin_order spreads them) are looked at.
+                std::vector<std::vector<size_t>> looked; // ranked indices, per crowded run
+                std::vector<size_t> members;
+                const auto crowded =
+                    crowded_twin_runs(costs, options.max_cost_twins, options.beam_size, options.cost_resolution);
+                for (const auto &[a, b] : crowded) {
+                    const std::vector<double> run(costs.begin() + ptrdiff_t(a), costs.begin() + ptrdiff_t(b));
+                    std::vector<size_t> order = twin_order(run, options.twin_lookahead, options.cost_resolution);
+                    order.resize(std::min(order.size(), size_t(options.twin_lookahead)));
+                    for (size_t &k : order) k += a;
+                    members.insert(members.end(), order.begin(), order.end());
+                    looked.push_back(std::move(order));
+                }
+                // The coarse children (first of each run of tilings) of every member, as a step prices them.
+                std::vector<std::vector<sf::LoopNest>> ahead(members.size());
+                std::vector<std::vector<uint32_t>> ahead_runs(members.size());
+                arena.execute([&] {
+                    tbb::parallel_for(size_t(0), members.size(), [&](size_t j) {
+                        ahead[j] = generator.successors(ranked[members[j]].state->nest, int(d + 1), &ahead_runs[j]);
+                    });
+                });
+                std::vector<std::shared_ptr<State>> probes;
+                for (size_t j = 0; j < members.size(); j++) {
+                    for (size_t k = 0; k < ahead[j].size(); k++) {
+                        if (k > 0 && ahead_runs[j][k] == ahead_runs[j][k - 1]) continue;
+                        probes.push_back(
+                            std::make_shared<State>(State{std::move(ahead[j][k]), {}, 0, ranked[members[j]].state, j}));
+                    }
+                }
+                result.stats.lookahead_states += int64_t(probes.size());
+                std::vector<std::shared_ptr<State>> legal_probes = featurize_and_prune(probes, d + 1);
+                cost(legal_probes);
+                std::unordered_map<const State *, double> cheapest;
+                for (const auto &p : legal_probes) {
+                    auto [it, fresh] = cheapest.try_emplace(p->parent.get(), p->cost);
+                    if (!fresh) it->second = std::min(it->second, p->cost);
+                }
+                // Each crowded run: its looked-at twins in lookahead order, then the rest in their order.
+                for (size_t r = 0; r < crowded.size(); r++) {
+                    const auto [a, b] = crowded[r];
+                    std::vector<double> best;
+                    for (size_t k : looked[r]) {
+                        const auto it = cheapest.find(ranked[k].state.get());
+                        best.push_back(it == cheapest.end() ? std::numeric_limits<double>::infinity() : it->second);
+                    }
+                    std::vector<Child> run;
+                    std::vector<bool> placed(b - a, false);
+                    for (size_t i : lookahead_order(best, options.cost_resolution)) {
+                        run.push_back(ranked[looked[r][i]]);
+                        placed[looked[r][i] - a] = true;
+                    }
+                    for (size_t k = a; k < b; k++) {
+                        if (!placed[k - a]) run.push_back(ranked[k]);
+                    }
+                    std::copy(run.begin(), run.end(), ranked.begin() + ptrdiff_t(a));
+                }
             }
             std::vector<StatePtr> next;
             auto too_many_twins = [&](const Child &c) {

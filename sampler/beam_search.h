@@ -39,6 +39,7 @@ namespace schedforge::sampler {
 struct SearchStats {
     int64_t states_generated = 0;                   // children of beam states featurized (coarse and refined)
     int64_t states_pruned = 0;                      // dropped by a pruning rule after featurizing
+    int64_t lookahead_states = 0;                   // of those, children of twins (SearchOptions::twin_lookahead)
     int64_t cost_evaluations = 0;                   // states costed
     int64_t stages_featurized = 0;                  // stage features computed for the children
     int64_t feature_cache_hits = 0;                 // stage features kept from the parent instead
@@ -91,6 +92,17 @@ SearchResult beam_search(const featurize::FunctionDAG &dag, const Halide::Target
 // max_twins, the max_twins that are kept come first: the first half of them in order, the others
 // from the middles of equal parts of the rest of the run.
 std::vector<size_t> twin_order(const std::vector<double> &costs, int max_twins, double resolution);
+
+// SearchOptions::twin_lookahead: the runs of twins in ascending `costs` (as twin_order has them)
+// that hold more than max_twins and that a beam of beam_size reaches (each run gives the beam at
+// most max_twins states), as [begin, end) index ranges.
+std::vector<std::pair<size_t, size_t>> crowded_twin_runs(const std::vector<double> &costs, int max_twins, int beam_size,
+                                                         double resolution);
+
+// SearchOptions::twin_lookahead: the order of looked-at twins whose cheapest children cost
+// `ahead`: ascending, but a twin whose children cost as one before it (within `resolution`) comes
+// after all that do not, as its future is one the beam holds already.
+std::vector<size_t> lookahead_order(const std::vector<double> &ahead, double resolution);
 
 // The structural hash the passes compare: compute sites, tiling levels, vector loops, and the tile
 // extents of levels shallower than `depth`.

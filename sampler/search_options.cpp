@@ -83,6 +83,7 @@ void SearchOptions::validate(const std::string &source) const {
     if (refined_runs < 0) bad("refined_runs must not be negative");
     if (hash_penalty < 1) bad("hash_penalty must be at least 1");
     if (max_cost_twins < 0) bad("max_cost_twins must not be negative (0: no limit)");
+    if (twin_lookahead < 0) bad("twin_lookahead must not be negative (0: off)");
     if (!(cost_resolution >= 0 && cost_resolution < 1)) bad("cost_resolution must be in [0, 1)");
     if (pruning.min_tasks_per_core <= 0 || pruning.max_tasks_per_core < pruning.min_tasks_per_core) {
         bad("pruning: need 0 < min_tasks_per_core <= max_tasks_per_core");
@@ -144,6 +145,8 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
                  [&](const YAML::Node &m, const std::string &mk) { o.max_cost_twins = integer(m, mk); });
             r.on("spread_cost_twins",
                  [&](const YAML::Node &m, const std::string &mk) { o.spread_cost_twins = boolean(m, mk); });
+            r.on("twin_lookahead",
+                 [&](const YAML::Node &m, const std::string &mk) { o.twin_lookahead = integer(m, mk); });
             r.on("cost_resolution",
                  [&](const YAML::Node &m, const std::string &mk) { o.cost_resolution = number(m, mk); });
             r.on("weights", [&](const YAML::Node &m, const std::string &mk) { o.weights = yaml::text(m, mk, source); });

@@ -113,6 +113,13 @@ struct SearchOptions {
     // it against 1.25x and 1.24x without (out/cmp-s36a, b); the Zen 4 calibration's 1.15-1.19x
     // against 1.03x (configs/search/default.yaml).
     bool spread_cost_twins = false;
+    // Or (when not 0): of each run of twins the beam cannot all keep, twin_lookahead of them
+    // (spread as twin_order spreads them) are looked ahead one decision, and the beam takes them
+    // in the order of their cheapest coarse child there, a twin whose children tie with an
+    // earlier one's last (beam_search.h: lookahead_order). Off: at 8, the built-in model's own
+    // predicted costs fell 2.9% (geomean, 16 apps) but the apps ran 0.94x as fast in two runs on
+    // an Intel Xeon (configs/search/default.yaml has the figures).
+    int twin_lookahead = 0;
     bool memoize_features = true; // children reuse the parent's features where a decision cannot change them
     PruningRules pruning;
     SpaceRules space;

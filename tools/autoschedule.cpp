@@ -338,9 +338,10 @@ int main(int argc, char **argv) {
             double total = 0;
             for (double t : s.pass_seconds) total += t;
             std::cout << "search: " << s.states_generated << " states generated, " << s.states_pruned << " pruned, "
-                      << s.cost_evaluations << " costed; stage features: " << s.stages_featurized << " computed, "
-                      << s.feature_cache_hits << " kept from the parent; " << format_number("%.2f", total)
-                      << " s (featurize " << format_number("%.2f", s.featurize_seconds) << " s, cost "
+                      << s.lookahead_states << " in twins' lookahead, " << s.cost_evaluations
+                      << " costed; stage features: " << s.stages_featurized << " computed, " << s.feature_cache_hits
+                      << " kept from the parent; " << format_number("%.2f", total) << " s (featurize "
+                      << format_number("%.2f", s.featurize_seconds) << " s, cost "
                       << format_number("%.2f", s.cost_seconds) << " s)\n";
             for (size_t p = 0; p < s.pass_seconds.size(); p++) {
                 std::cout << "  pass " << p + 1 << ": " << format_number("%.2f", s.pass_seconds[p]) << " s, best cost "

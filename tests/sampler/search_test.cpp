@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -471,8 +472,12 @@ TEST(BeamSearch, FollowingAnotherNestEndsAtItsOwnCost) {
         model.evaluate({&features}, cost);
         EXPECT_DOUBLE_EQ(follow.steps.back().cost, cost.at(0)) << "pipeline seed " << seed;
         for (const FollowStep &s : follow.steps) {
-            if (s.kept) EXPECT_GE(s.rank, 0);
-            if (s.rank < 0) EXPECT_FALSE(s.kept);
+            if (s.kept) {
+                EXPECT_GE(s.rank, 0);
+            }
+            if (s.rank < 0) {
+                EXPECT_FALSE(s.kept);
+            }
         }
         lost += !follow.steps.back().kept;
     }
@@ -487,6 +492,50 @@ TEST(BeamSearch, TwinOrderSpreadsTheKeptTwinsOverTheRun) {
     EXPECT_EQ(twin_order(costs, 1, 1e-3), (std::vector<size_t>{5, 0, 1, 2, 3, 4, 6, 7, 8, 9, 11, 10, 12}));
     EXPECT_EQ(twin_order(costs, 4, 1e-5), (std::vector<size_t>{0, 1, 3, 7, 2, 4, 5, 6, 8, 9, 10, 11, 12}));
     EXPECT_EQ(twin_order(costs, 10, 1e-3), (std::vector<size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+}
+
+// search.twin_lookahead: the runs it reorders are those longer than the limit that the beam
+// reaches, counting at most max_twins states from each run before them.
+TEST(BeamSearch, CrowdedTwinRunsAreThoseTheBeamReaches) {
+    using Runs = std::vector<std::pair<size_t, size_t>>;
+    const std::vector<double> costs = {1, 1, 1, 1, 1, 1, 1.0005, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4};
+    EXPECT_EQ(crowded_twin_runs(costs, 4, 32, 1e-3), (Runs{{0, 7}, {9, 15}, {15, 20}}));
+    EXPECT_EQ(crowded_twin_runs(costs, 4, 7, 1e-3), (Runs{{0, 7}, {9, 15}})); // 4 + 2 states before the third run
+    EXPECT_EQ(crowded_twin_runs(costs, 4, 6, 1e-3), (Runs{{0, 7}}));
+    EXPECT_EQ(crowded_twin_runs(costs, 4, 32, 1e-5), (Runs{{0, 6}, {9, 15}, {15, 20}}));
+    EXPECT_EQ(crowded_twin_runs(costs, 8, 32, 1e-3), Runs{});
+    EXPECT_EQ(crowded_twin_runs({}, 4, 32, 1e-3), Runs{});
+}
+
+// Looked-at twins go cheapest future first; one whose future ties with an earlier one's goes
+// after every distinct one (at 1e-3, 2 and 4 tie with 0, and 5 with 1: both unpriced, no legal child).
+TEST(BeamSearch, LookaheadOrderPutsTiedFuturesLast) {
+    const double inf = std::numeric_limits<double>::infinity();
+    EXPECT_EQ(lookahead_order({5, inf, 5.001, 3, 5.0001, inf}, 1e-3), (std::vector<size_t>{3, 0, 1, 4, 2, 5}));
+    EXPECT_EQ(lookahead_order({5, inf, 5.001, 3, 5.0001, inf}, 1e-4), (std::vector<size_t>{3, 0, 2, 1, 4, 5}));
+    EXPECT_EQ(lookahead_order({5, inf, 5.001, 3, 5.0001, inf}, 1e-5), (std::vector<size_t>{3, 0, 4, 2, 1, 5}));
+    EXPECT_EQ(lookahead_order({}, 1e-3), std::vector<size_t>{});
+}
+
+// With twin_lookahead, the search prices the next decision's children of the crowded twins (and
+// only with it), and its schedule does not depend on the thread count.
+TEST(BeamSearch, TwinLookaheadPricesTheCrowdedTwinsChildren) {
+    const gen::PipelineSpec spec = gen::synthesize_pipeline(gen::load_generator_config(kSmall), 7);
+    gen::BuiltPipeline built = gen::build_pipeline(spec);
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
+    SearchOptions off = options(16, 2), on = off;
+    on.twin_lookahead = 8;
+    const SearchResult plain = search(dag, off), ahead = search(dag, on);
+    EXPECT_EQ(plain.stats.lookahead_states, 0);
+    EXPECT_GT(ahead.stats.lookahead_states, 0);
+    EXPECT_GT(ahead.stats.states_generated, plain.stats.states_generated);
+    for (int threads : {1, 2}) {
+        SearchOptions t = on;
+        t.threads = threads;
+        const SearchResult r = search(dag, t);
+        EXPECT_EQ(sf::schedule_source(dag, r.nest), sf::schedule_source(dag, ahead.nest)) << threads << " threads";
+        EXPECT_EQ(r.cost, ahead.cost);
+    }
 }
 
 // The most finalists that share one cost (within `resolution` of the first of them).
@@ -979,6 +1028,7 @@ const BadOptions kBadOptions[] = {
     {"DropoutOutOfRange", "search:\n  dropout: 1.5\n", "dropout"},
     {"CostResolutionOutOfRange", "search:\n  cost_resolution: 1\n", "cost_resolution must be in [0, 1)"},
     {"NegativeCostTwins", "search:\n  max_cost_twins: -1\n", "max_cost_twins must not be negative"},
+    {"NegativeTwinLookahead", "search:\n  twin_lookahead: -1\n", "twin_lookahead must not be negative"},
     {"ZeroStride", "search:\n  tiling_stride: 0\n", "tiling_stride must be at least 1"},
     {"NegativeRefinedRuns", "search:\n  refined_runs: -2\n", "refined_runs must not be negative"},
     {"NotANumber", "pruning:\n  max_recompute: lots\n", "'pruning.max_recompute' must be a number"},
@@ -1015,6 +1065,7 @@ TEST(SearchOptionsFile, DefaultConfigIsTheBuiltInDefaults) {
     EXPECT_EQ(file.max_cost_twins, builtin.max_cost_twins);
     EXPECT_EQ(file.cost_resolution, builtin.cost_resolution);
     EXPECT_EQ(file.spread_cost_twins, builtin.spread_cost_twins);
+    EXPECT_EQ(file.twin_lookahead, builtin.twin_lookahead);
     EXPECT_EQ(file.memoize_features, builtin.memoize_features);
     EXPECT_EQ(file.hash_penalty, builtin.hash_penalty);
     EXPECT_EQ(file.single_pass_hash_penalty, builtin.single_pass_hash_penalty);
@@ -1029,6 +1080,12 @@ TEST(SearchOptionsFile, DefaultConfigIsTheBuiltInDefaults) {
     EXPECT_EQ(file.space.consumer_register_blocks, builtin.space.consumer_register_blocks);
     EXPECT_EQ(file.space.tiles_hold_a_vector, builtin.space.tiles_hold_a_vector);
     EXPECT_EQ(file.coefficients, builtin.coefficients);
+}
+
+TEST(SearchOptionsFile, ReadsTheTwinRules) {
+    const SearchOptions o = parse_search_options("search:\n  twin_lookahead: 8\n  spread_cost_twins: true\n", "t.yaml");
+    EXPECT_EQ(o.twin_lookahead, 8);
+    EXPECT_TRUE(o.spread_cost_twins);
 }
 
 TEST(SearchOptionsFile, DropoutForAGreedyChance) {
