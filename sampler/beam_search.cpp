@@ -353,9 +353,13 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
             // cheap Func's tiling, all of equal cost, would otherwise fill the beam with a single
             // choice of every earlier decision. More than one, as equal costs now can still lead
             // to different costs later (a tiling decides where producers can go).
-            if (options.spread_cost_twins && options.twin_lookahead == 0 && options.max_cost_twins > 0) {
-                std::vector<double> costs; // ascending
+            auto ranked_costs = [&] { // ascending: what the twin rules read
+                std::vector<double> costs;
                 for (const Child &c : ranked) costs.push_back(c.rank_cost);
+                return costs;
+            };
+            if (options.spread_cost_twins && options.twin_lookahead == 0 && options.max_cost_twins > 0) {
+                const std::vector<double> costs = ranked_costs();
                 std::vector<Child> spread;
                 for (size_t k : twin_order(costs, options.max_cost_twins, options.cost_resolution))
                     spread.push_back(ranked[k]);
@@ -365,8 +369,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
             // decision: a tile priced before the producers inside it are placed ties with its
             // neighbours, and what it leaves those producers is what tells them apart.
             if (options.twin_lookahead > 0 && options.max_cost_twins > 0 && d + 1 < decisions.size()) {
-                std::vector<double> costs; // ascending
-                for (const Child &c : ranked) costs.push_back(c.rank_cost);
+                const std::vector<double> costs = ranked_costs();
                 // Of each crowded run, twin_lookahead twins (as twin_order spreads them) are looked at.
                 std::vector<std::vector<size_t>> looked; // ranked indices, per crowded run
                 std::vector<size_t> members;
