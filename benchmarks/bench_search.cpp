@@ -1,16 +1,18 @@
-// bench-search: search time per app, schedforge's beam search (manual cost model) against
-// Halide's Adams2019 plugin on the same pipeline, in the same process, at the same beam size and
-// passes (Adams2019 reads them from HL_BEAM_SIZE and HL_NUM_PASSES, set here).
+// bench-search: search time per app, schedforge's beam search against Halide's Adams2019 plugin
+// on the same pipeline, in the same process, at the same beam size and passes (Adams2019 reads
+// them from HL_BEAM_SIZE and HL_NUM_PASSES, set here).
 //
-//   bench-search [--apps all|a,b] [--beam 32] [--passes 5]
+//   bench-search [--apps all|a,b] [--beam 32] [--passes 5] [--search-config SEARCH.yaml]
 //
-// Prints per app both search times and their ratio (ours / Adams2019; below 1 is faster), and the
-// geomean ratio. Adams2019 runs in an isolated worker of the benchmark runner (it can exhaust
-// memory: then its row says so and the benchmark goes on); its time is the autoscheduler call,
-// with its own featurization and cost model on its shipped weights; ours includes building the
-// FunctionDAG. Also our search without the feature
-// memo (every child featurized from scratch; same schedule) and the memo's speedup, with the
-// share of stage features the memo kept.
+// Our search runs with the search config's rules and cost model (without --search-config, this
+// machine kind's default, as autoschedule runs it), at the beam and passes given here, so that a
+// rule that spends search time (twin_lookahead, say) is held against Adams2019's. Prints per app
+// both search times and their ratio (ours / Adams2019; below 1 is faster), and the geomean ratio.
+// Adams2019 runs in an isolated worker of the benchmark runner (it can exhaust memory: then its
+// row says so and the benchmark goes on); its time is the autoscheduler call, with its own
+// featurization and cost model on its shipped weights; ours includes building the FunctionDAG and
+// loading the cost model. Also our search without the feature memo (every child featurized from
+// scratch; same schedule) and the memo's speedup, with the share of stage features the memo kept.
 #include "apps/app.h"
 #include "common/stopwatch.h"
 #include "featurize/function_dag.h"
@@ -20,6 +22,7 @@
 #include "runner/host_target.h"
 #include "sampler/beam_search.h"
 #include "sampler/cost_model.h"
+#include "sampler/machine_calibration.h"
 #include "tools/app_list.h"
 #include "tools/cli.h"
 #include "tools/table.h"
@@ -31,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 
 namespace {
 
@@ -50,11 +54,22 @@ int main(int argc, char **argv) {
     CLI::App app{"Search time per app: schedforge's beam search against Halide's Adams2019.", "bench-search"};
     std::string apps_arg = "all";
     int beam = 32, passes = 5;
+    std::string search_config;
     app.add_option("--apps", apps_arg, "Apps to measure: all, or a comma-separated list");
+    app.add_option("--search-config", search_config, "Search config (YAML) of our search; default: this machine kind's")
+        ->check(CLI::ExistingFile);
     app.add_option("--beam", beam, "Beam size for both searches")->check(CLI::PositiveNumber);
     app.add_option("--passes", passes, "Passes for both searches")->check(CLI::PositiveNumber);
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         const std::vector<std::string> names = schedforge::tools::parse_app_list(apps_arg);
+        std::string searched_with;
+        ss::SearchOptions options = ss::search_options_or_default(search_config, &searched_with);
+        options.beam_size = beam;
+        options.passes = passes;
+        options.validate("command line");
+        // A bad weights file fails here, before any worker forks; each search below loads its own
+        // model inside its timed span, as Adams2019 loads its weights inside its call.
+        ss::make_cost_model(options.weights, options.coefficients);
         setenv("HL_BEAM_SIZE", std::to_string(beam).c_str(), 1);
         setenv("HL_NUM_PASSES", std::to_string(passes).c_str(), 1);
         const Halide::Target target = runner::host_target();
@@ -83,10 +98,8 @@ int main(int argc, char **argv) {
         }
         const std::vector<runner::JobResult> adams = runner::run_jobs(jobs, runner);
 
-        ss::SearchOptions options;
-        options.beam_size = beam;
-        options.passes = passes;
-        options.cores = fp.logical_cpus;
+        if (options.cores == 0) options.cores = fp.logical_cpus;
+        std::cout << "search config: " << searched_with << "\n";
         schedforge::tools::Table table(
             {"app", "schedforge s", "Adams2019 s", "ratio", "no-memo s", "memo x", "features kept"});
         double log_sum = 0, memo_log_sum = 0;
@@ -99,8 +112,8 @@ int main(int argc, char **argv) {
                 o.memoize_features = memoize;
                 const auto start = Clock::now();
                 const sf::FunctionDAG dag = sf::FunctionDAG::build(ours.pipeline);
-                ss::ManualCostModel model(o.coefficients);
-                const ss::SearchResult r = ss::beam_search(dag, target, model, o);
+                const std::unique_ptr<ss::CostModel> model = ss::make_cost_model(o.weights, o.coefficients);
+                const ss::SearchResult r = ss::beam_search(dag, target, *model, o);
                 if (memoize) stats = r.stats;
                 return seconds_since(start);
             };

@@ -1,7 +1,7 @@
 // The autoschedule CLI as a user runs it: an app scheduled and checked against compute_root, a
 // random pipeline with a search config, one benchmarked with the runner, an app scheduled for a
-// CUDA target, and bad input (exit 2, one line naming the
-// problem).
+// CUDA target, and bad input (exit 2, one line naming the problem); and bench-search, which
+// times the same search against Adams2019's.
 #include "tests/support/commands.h"
 
 #include <gtest/gtest.h>
@@ -202,5 +202,27 @@ TEST_P(AutoscheduleErrors, ExitTwoWithOneLine) {
 
 INSTANTIATE_TEST_SUITE_P(Args, AutoscheduleErrors, ::testing::ValuesIn(kBadArgs),
                          [](const auto &info) { return std::string(info.param.name); });
+
+// bench-search runs our search with the config it is given (a rule that spends search time is
+// measured against Adams2019's), names it, and refuses a bad one before anything runs.
+TEST(BenchSearch, TimesTheSearchOfTheConfigItIsGiven) {
+    const fs::path dir = scratch("bench_search_cfg");
+    const std::string cfg = write_config(dir, "version: 1\nsearch:\n  twin_lookahead: 2\n");
+    const Result r = run(bench_search("--apps blur3x3 --beam 2 --passes 1 --search-config " + cfg));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("search config: " + cfg + "\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("blur3x3"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("geomean"), std::string::npos) << r.out;
+    fs::remove_all(dir);
+}
+
+TEST(BenchSearch, RefusesABadConfigWithOneLine) {
+    const fs::path dir = scratch("bench_search_bad");
+    const std::string cfg = write_config(dir, "version: 1\nsearch:\n  twin_lookahead: -1\n");
+    const Result r = run(bench_search("--apps blur3x3 --search-config " + cfg));
+    expect_user_error(r, "twin_lookahead");
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    fs::remove_all(dir);
+}
 
 } // namespace

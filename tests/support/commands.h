@@ -13,6 +13,8 @@ inline std::string gp(const std::string &args) { return std::string(GENERATE_PIP
 
 inline std::string autoschedule(const std::string &args) { return std::string(AUTOSCHEDULE) + " " + args; }
 
+inline std::string bench_search(const std::string &args) { return std::string(BENCH_SEARCH) + " " + args; }
+
 inline std::string compare_schedulers(const std::string &args) { return std::string(COMPARE_SCHEDULERS) + " " + args; }
 
 // The random_pipeline Generator writing a static library, header and .stmt into `out`.
