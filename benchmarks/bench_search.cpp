@@ -98,7 +98,6 @@ int main(int argc, char **argv) {
         }
         const std::vector<runner::JobResult> adams = runner::run_jobs(jobs, runner);
 
-        if (options.cores == 0) options.cores = fp.logical_cpus;
         std::cout << "search config: " << searched_with << "\n";
         schedforge::tools::Table table(
             {"app", "schedforge s", "Adams2019 s", "ratio", "no-memo s", "memo x", "features kept"});
