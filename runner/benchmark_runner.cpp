@@ -135,13 +135,6 @@ int widen_to_machine() {
 
 // ---- the worker ---------------------------------------------------------------------------------
 
-// Timed code allocates as it would in a user's program, from glibc's heap (system_allocator.h).
-void use_system_allocator(Halide::Pipeline &p) {
-    Halide::JITHandlers &h = p.jit_handlers();
-    h.custom_malloc = [](Halide::JITUserContext *, size_t bytes) { return system_malloc(bytes); };
-    h.custom_free = [](Halide::JITUserContext *, void *q) { system_free(q); };
-}
-
 // A job's failure, thrown inside the worker (and its timing rounds' processes) to end the job.
 struct JobFailure {
     JobStatus status;

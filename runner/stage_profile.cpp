@@ -1,6 +1,7 @@
 #include "runner/stage_profile.h"
 
 #include "common/stopwatch.h"
+#include "runner/system_allocator.h"
 
 #include <chrono>
 #include <sstream>
@@ -55,6 +56,7 @@ StageProfile profile_stages(Halide::Pipeline pipeline, Halide::Buffer<> output, 
         if (reports_sink) *reports_sink += message;
     };
     pipeline.jit_handlers().custom_do_par_for = serial_par_for; // one thread: see the header
+    use_system_allocator(pipeline); // glibc's heap, as the runner times (jemalloc would hand back other pages)
     const Halide::Target profiled = target.with_feature(Halide::Target::Profile);
     pipeline.compile_jit(profiled);
     struct Sink { // the handler writes to `reports` while this lives, even if a run throws

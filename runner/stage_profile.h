@@ -13,6 +13,10 @@
 // many small ones take samples that belong to others (a boundary Func computed per 64-point strip
 // measured 26% of a run on two threads, 18.5% on one).
 //
+// Its runs allocate from glibc's heap, as the runner's timed runs do (system_allocator.h): under
+// the programs' jemalloc, unsharp_mask's 16 MB tiles were handed fresh pages every run, 57% of a
+// run in the boundary Func that the runner's timing never saw.
+//
 // The instrumentation (each production records which Func runs) cost 2% or less on the held-out
 // schedules tried, but a schedule of very many small productions could pay more, and its Funcs
 // of many productions would then take more of the samples than of the unprofiled run: the

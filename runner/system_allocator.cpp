@@ -1,5 +1,7 @@
 #include "runner/system_allocator.h"
 
+#include <Halide.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -57,6 +59,12 @@ void *system_malloc(size_t bytes) {
 
 void system_free(void *p) {
     if (p) c_library.free(static_cast<void **>(p)[-1]);
+}
+
+void use_system_allocator(Halide::Pipeline &p) {
+    Halide::JITHandlers &h = p.jit_handlers();
+    h.custom_malloc = [](Halide::JITUserContext *, size_t bytes) { return system_malloc(bytes); };
+    h.custom_free = [](Halide::JITUserContext *, void *q) { system_free(q); };
 }
 
 } // namespace schedforge::runner

@@ -12,6 +12,10 @@
 #include <cstddef>
 #include <string>
 
+namespace Halide {
+class Pipeline;
+}
+
 namespace schedforge::runner {
 
 constexpr size_t kSystemAllocatorAlignment = 128;
@@ -20,6 +24,10 @@ constexpr size_t kSystemAllocatorAlignment = 128;
 // end; nullptr when there is no memory (Halide then reports out of memory).
 void *system_malloc(size_t bytes);
 void system_free(void *p); // p from system_malloc, or nullptr
+
+// Makes `p`'s JIT runs allocate with system_malloc and system_free: whatever times or profiles a
+// schedule's runs (the runner, the stage profile) must see the allocator a user's program has.
+void use_system_allocator(Halide::Pipeline &p);
 
 // The file of the library whose malloc this process calls ("libjemalloc.so.2", "libc.so.6"), and
 // of the one system_malloc takes memory from: datasets record both (timing_protocol).

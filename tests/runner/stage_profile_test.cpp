@@ -1,9 +1,13 @@
 // The stage profile: Halide's profiler reports summed over runs, and a split that follows where
 // the work is (a producer evaluating sin per point against a consumer adding three loads), and
-// parallel loops run on the profiling thread alone (the profiler's attribution is exact only there).
+// parallel loops run on the profiling thread alone (the profiler's attribution is exact only there),
+// and runs allocate from glibc's heap, as the runner's timed runs do.
 #include "runner/stage_profile.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <malloc.h>
 
 #include <mutex>
 #include <set>
@@ -71,6 +75,30 @@ TEST(StageProfile, ParallelLoopsRunOnTheProfilingThread) {
     EXPECT_GE(p.runs, 3);
     EXPECT_EQ(threads_seen, std::set<std::thread::id>{std::this_thread::get_id()})
         << "256 parallel tasks a run, all on the thread that profiles";
+}
+
+size_t glibc_in_use_max = 0;
+extern "C" int record_glibc_in_use(int x) {
+    glibc_in_use_max = std::max(glibc_in_use_max, size_t(mallinfo2().uordblks));
+    return x;
+}
+
+// An intermediate of 32 KiB (over Halide's stack allocations, under glibc's mmap threshold) is
+// counted in glibc's arena while its consumer runs: under the programs' jemalloc the profile
+// would time pages another allocator hands out.
+TEST(StageProfile, RunsAllocateFromGlibcsHeap) {
+    Halide::Func g("g"), f("f");
+    Halide::Var x("x");
+    g(x) = x * 2;
+    f(x) = Halide::Internal::Call::make(Halide::Int(32), "record_glibc_in_use", {g(x)}, Halide::Internal::Call::Extern);
+    g.compute_root();
+    Halide::Pipeline pipeline(f);
+    pipeline.set_jit_externs({{"record_glibc_in_use", Halide::JITExtern(record_glibc_in_use)}});
+    constexpr int kPoints = 8192;
+    const size_t before = mallinfo2().uordblks;
+    glibc_in_use_max = 0;
+    profile_stages(pipeline, Halide::Buffer<int>(kPoints), Halide::get_jit_target_from_environment(), 0.05);
+    EXPECT_GE(glibc_in_use_max, before + kPoints * sizeof(int)) << "g was not allocated from glibc's arena";
 }
 
 } // namespace
