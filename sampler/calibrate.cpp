@@ -158,6 +158,23 @@ double measure_page_fault_cost() {
     return std::max(0.0, fresh - reused) / double(kBuffers * kBytes) / kNanoseconds;
 }
 
+double measure_library_call_cost() {
+    constexpr int kArguments = 4096, kRepeats = 200;
+    std::vector<float> x(kArguments), y(kArguments);
+    for (int i = 0; i < kArguments; i++) x[size_t(i)] = float((i + 0.5) * 2 * M_PI / kArguments);
+    float (*volatile sin_call)(float) = ::sinf; // a call per argument, as Halide's runtime makes
+    using Clock = std::chrono::steady_clock;
+    double best = 1e30;
+    for (int r = 0; r < kRepeats; r++) {
+        const auto t0 = Clock::now();
+        for (int i = 0; i < kArguments; i++) y[size_t(i)] = sin_call(x[size_t(i)]);
+        best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    volatile float sink = y[1];
+    (void)sink;
+    return best / kArguments / kNanoseconds;
+}
+
 double manual_prediction(const tr::TrainingPipeline &p, size_t s, const Coefficients &c) {
     return dot(c, schedule_factors(p, s, stage_ops(p))) * kNanoseconds;
 }
@@ -187,10 +204,21 @@ Coefficients calibrate(const tr::TrainingData &data, const Coefficients &start, 
     // One row per schedule: its factors (scaled to coefficients relative to `start`), its runtime
     // in nanoseconds, and its pipeline's weight.
     std::vector<Row> rows;
+    Coefficients fixed; // < 0: fitted
+    fixed.fill(-1);
+    fixed[kPageFaultTerm] = options.page_fault_cost;
+    fixed[size_t(featurize::kLibraryCallTerm)] = options.library_call_cost;
+    if (!options.fit) {
+        Coefficients c = start;
+        for (int i = 0; i < kTerms; i++) {
+            if (fixed[size_t(i)] >= 0) c[size_t(i)] = fixed[size_t(i)];
+        }
+        return c;
+    }
     Coefficients scale{};
-    for (int i = 0; i < kTerms; i++) scale[size_t(i)] = start[size_t(i)] > 0 ? start[size_t(i)] : 0;
-    const bool fix_page_faults = options.page_fault_cost >= 0;
-    if (fix_page_faults) scale[kPageFaultTerm] = 0;
+    for (int i = 0; i < kTerms; i++) {
+        scale[size_t(i)] = start[size_t(i)] > 0 && fixed[size_t(i)] < 0 ? start[size_t(i)] : 0;
+    }
     for (size_t pi = 0; pi < data.pipelines.size(); pi++) {
         const tr::TrainingPipeline &p = data.pipelines[pi];
         const std::vector<double> ops = stage_ops(p);
@@ -198,7 +226,9 @@ Coefficients calibrate(const tr::TrainingData &data, const Coefficients &start, 
             Row r;
             r.pipeline = pi;
             r.a = schedule_factors(p, s, ops);
-            if (fix_page_faults) r.fixed = r.a[kPageFaultTerm] * options.page_fault_cost;
+            for (int i = 0; i < kTerms; i++) {
+                if (fixed[size_t(i)] >= 0) r.fixed += r.a[size_t(i)] * fixed[size_t(i)];
+            }
             for (int i = 0; i < kTerms; i++) r.a[size_t(i)] *= scale[size_t(i)];
             r.runtime = p.runtimes[s] / kNanoseconds;
             r.weight = 1.0 / double(p.runtimes.size());
@@ -245,8 +275,8 @@ Coefficients calibrate(const tr::TrainingData &data, const Coefficients &start, 
     }
     if (options.ranking_steps > 0) refine_for_ranking(rows, scale, options, u);
     Coefficients c;
-    for (int i = 0; i < kTerms; i++) c[size_t(i)] = u[size_t(i)] * scale[size_t(i)];
-    if (fix_page_faults) c[kPageFaultTerm] = options.page_fault_cost;
+    for (int i = 0; i < kTerms; i++)
+        c[size_t(i)] = fixed[size_t(i)] >= 0 ? fixed[size_t(i)] : u[size_t(i)] * scale[size_t(i)];
     return c;
 }
 

@@ -26,15 +26,27 @@ struct CalibrationOptions {
     double ridge = 0.01;   // weight of (c_i / start_i - 1)^2 per coefficient, relative to one pipeline
     int reweightings = 4;  // rounds of reweighting by the current predictions
     int ranking_steps = 0; // then steps of the ranking refinement (0 = least squares only)
-    // The page-fault term's coefficient, nanoseconds per fresh byte, held fixed (e.g. measured
-    // by measure_page_fault_cost); < 0 fits it with the others.
+    // Coefficients held fixed instead of fitted, nanoseconds per unit (< 0: fitted with the
+    // others): the page-fault term's per fresh byte (measure_page_fault_cost), the library-call
+    // term's per sinf-equivalent call (measure_library_call_cost). A machine's price of either
+    // can be an order of magnitude from the reference kind's, and a probe measures it directly.
     double page_fault_cost = -1;
+    double library_call_cost = -1;
+    // False: fit nothing; the starting coefficients with the fixed ones above put in (the
+    // built-ins with this machine's measured prices).
+    bool fit = true;
 };
 
 // What a byte of freshly allocated memory costs on this machine beyond writing it, in
 // nanoseconds: allocating, writing and freeing a pipeline-sized live set against writing memory
 // kept between runs. Tens of milliseconds.
 double measure_page_fault_cost();
+
+// What one call into the C math library costs on this machine, in nanoseconds: glibc's sinf
+// (Halide 14 calls it lane by lane for sin; library_calls counts other functions in its units),
+// on arguments spread over one period, called through a pointer so no vector version replaces
+// it. Larger arguments take glibc's slower range reduction (up to 2x). Tens of milliseconds.
+double measure_library_call_cost();
 
 // The manual model's predicted runtime, in seconds (coefficients are nanoseconds per unit), of
 // schedule `s` of a pipeline of the training data.

@@ -6,9 +6,11 @@
 //
 //   calibrate --data A.h5 [B.h5 ...] --out CALIBRATED.yaml [--search-config START.yaml]
 //             [--validation-fraction 0.2] [--ridge 0.01] [--reweightings 4] [--ranking-steps 1000]
-//             [--page-fault-cost fit|measure|NS] [--factors-out FACTORS.csv]
+//             [--page-fault-cost fit|measure|NS] [--library-call-cost fit|measure|NS] [--keep-start]
+//             [--factors-out FACTORS.csv]
 #include "tools/cli.h"
 #include "tools/files.h"
+#include "tools/table.h"
 
 #include "featurize/cost_terms.h"
 #include "sampler/calibrate.h"
@@ -80,10 +82,16 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     app.add_option("--ranking-steps", options.ranking_steps, "then steps of refinement for ranking within pipelines")
         ->capture_default_str();
-    std::string page_fault_cost = "fit";
+    std::string page_fault_cost = "fit", library_call_cost = "fit";
     app.add_option("--page-fault-cost", page_fault_cost,
                    "ns per fresh byte of intermediates: 'measure' (on this machine), 'fit', or a value")
         ->capture_default_str();
+    app.add_option("--library-call-cost", library_call_cost,
+                   "ns per call into the C math library (a sinf): 'measure' (on this machine), 'fit', or a value")
+        ->capture_default_str();
+    bool keep_start = false;
+    app.add_flag("--keep-start", keep_start,
+                 "fit nothing: the starting coefficients, with the costs given or measured above put in");
     std::string factors_out;
     app.add_option("--factors-out", factors_out,
                    "also write every stage's term factors (what each coefficient multiplies) as CSV, for analysis");
@@ -94,16 +102,29 @@ int main(int argc, char **argv) {
         if (!(options.ridge >= 0)) throw UserError("--ridge must not be negative");
         if (options.reweightings < 0) throw UserError("--reweightings must not be negative");
         if (options.ranking_steps < 0) throw UserError("--ranking-steps must not be negative");
-        if (page_fault_cost == "measure") {
-            options.page_fault_cost = ss::measure_page_fault_cost();
-            std::printf("page faults: a fresh byte costs %.3g ns here (measured)\n", options.page_fault_cost);
-        } else if (page_fault_cost != "fit") {
+        // A held coefficient: fitted (-1), measured by its probe here, or the value given.
+        std::string measured; // the probes' figures, for the config's header
+        auto held_cost = [&](const std::string &flag, const std::string &text, double (*measure)(), const char *what) {
+            if (text == "fit") return -1.0;
+            if (text == "measure") {
+                const double ns = measure();
+                const std::string line = std::string(what) + " costs " + schedforge::tools::format_number("%.3g", ns) +
+                                         " ns here (measured)";
+                std::printf("%s\n", line.c_str());
+                measured += "\n# " + line + ".";
+                return ns;
+            }
             char *end = nullptr;
-            options.page_fault_cost = std::strtod(page_fault_cost.c_str(), &end);
-            if (page_fault_cost.empty() || *end || !(options.page_fault_cost >= 0))
-                throw UserError("--page-fault-cost must be 'measure', 'fit' or a non-negative number, not '" +
-                                page_fault_cost + "'");
-        }
+            const double ns = std::strtod(text.c_str(), &end);
+            if (text.empty() || *end || !(ns >= 0))
+                throw UserError(flag + " must be 'measure', 'fit' or a non-negative number, not '" + text + "'");
+            return ns;
+        };
+        options.page_fault_cost =
+            held_cost("--page-fault-cost", page_fault_cost, ss::measure_page_fault_cost, "page faults: a fresh byte");
+        options.library_call_cost =
+            held_cost("--library-call-cost", library_call_cost, ss::measure_library_call_cost, "library calls: a sinf");
+        options.fit = !keep_start;
         schedforge::tools::require_parent_folder(out);
         const ss::SearchOptions start =
             start_config.empty() ? ss::SearchOptions() : ss::load_search_options(start_config);
@@ -134,9 +155,10 @@ int main(int argc, char **argv) {
         for (const std::string &d : data) yaml << " --data " << d;
         if (!start_config.empty()) yaml << " --search-config " << start_config;
         yaml << " --ridge " << options.ridge << " --reweightings " << options.reweightings << " --ranking-steps "
-             << options.ranking_steps << " --page-fault-cost " << page_fault_cost << " --validation-fraction "
-             << validation_fraction << "\n# on " << train.pipelines.size() << " pipelines (" << train.num_schedules()
-             << " ok schedules). Other keys keep their defaults.\n"
+             << options.ranking_steps << " --page-fault-cost " << page_fault_cost << " --library-call-cost "
+             << library_call_cost << (keep_start ? " --keep-start" : "") << " --validation-fraction "
+             << validation_fraction << measured << "\n# on " << train.pipelines.size() << " pipelines ("
+             << train.num_schedules() << " ok schedules). Other keys keep their defaults.\n"
              << "version: 1\n\ncost_model:\n  coefficients:\n";
         for (int i = 0; i < schedforge::featurize::kNumCostTerms; i++) {
             char value[64];

@@ -127,6 +127,42 @@ TEST(Calibrate, TermsTheDataNeverExercisesKeepTheirStart) {
     }
 }
 
+size_t term_index(const std::string &name) {
+    const auto &names = featurize::cost_term_names();
+    return size_t(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
+// Costs held fixed (a probe's, or given) come out as held, the others fitted around them; with
+// fitting off, the start is kept but for them.
+TEST(Calibrate, HeldCostsStayAsGiven) {
+    const Coefficients start = SearchOptions().coefficients;
+    Coefficients truth = start;
+    common::Rng rng(13);
+    for (double &c : truth) c *= std::exp2(8 * rng.uniform01() - 4);
+    const tr::TrainingData train = synthetic_data(truth, 40, 12, 6);
+    const size_t library = term_index("library_calls"), faults = term_index("page_faults");
+    CalibrationOptions options{/*ridge=*/1e-6, /*reweightings=*/4};
+    options.library_call_cost = truth[library];
+    options.page_fault_cost = 0.3;
+    const Coefficients fitted = calibrate(train, start, options);
+    EXPECT_EQ(fitted[library], truth[library]);
+    EXPECT_EQ(fitted[faults], 0.3);
+    EXPECT_GT(manual_metrics(train, fitted).pairwise_accuracy, 0.97); // the other terms fitted
+
+    options.fit = false;
+    const Coefficients kept = calibrate(train, start, options);
+    for (size_t i = 0; i < kept.size(); i++) {
+        const double expected = i == library ? truth[library] : i == faults ? 0.3 : start[i];
+        EXPECT_EQ(kept[i], expected) << featurize::cost_term_names()[i];
+    }
+}
+
+TEST(Calibrate, LibraryCallProbeTimesACall) {
+    const double ns = measure_library_call_cost();
+    EXPECT_GT(ns, 0.2) << "a sinf is tens of instructions: a probe this fast timed no calls";
+    EXPECT_LT(ns, 1000);
+}
+
 // The learned model started from a set of coefficients (Weights::from_coefficients) is the
 // manual model with them, whatever its heads' random weights: training starts from there.
 TEST(Calibrate, LearnedModelFromCoefficientsPredictsAsTheManualModel) {
@@ -195,6 +231,24 @@ TEST(CalibrateCli, WritesEveryStagesFactors) {
     EXPECT_GE(rows, 960u); // a row per stage of each of the 960 schedules
 }
 
+// --keep-start writes the starting coefficients with the held costs put in, and says so in its recipe.
+TEST(CalibrateCli, KeepStartWritesTheStartWithTheHeldCosts) {
+    const std::filesystem::path dir = testing::scratch("calibrate-keep");
+    std::filesystem::create_directories(dir);
+    const std::string out = (dir / "c.yaml").string();
+    const testing::Result r = testing::run(std::string(CALIBRATE) + " --data " + SCHEDFORGE_SOURCE_DIR +
+                                           "/corpora/amd-epyc-avx512-2core/heldout-4000.h5 --out " + out +
+                                           " --keep-start --page-fault-cost 0.25 --library-call-cost 7.5");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const SearchOptions written = load_search_options(out), start;
+    const size_t library = term_index("library_calls"), faults = term_index("page_faults");
+    for (size_t i = 0; i < written.coefficients.size(); i++) {
+        const double expected = i == library ? 7.5 : i == faults ? 0.25 : start.coefficients[i];
+        EXPECT_NEAR(written.coefficients[i], expected, 1e-5 * expected) << featurize::cost_term_names()[i];
+    }
+    EXPECT_NE(testing::read_file(out).find("--library-call-cost 7.5 --keep-start"), std::string::npos);
+}
+
 TEST(Calibrate, NoScheduleIsAUserError) { EXPECT_THROW(calibrate({}, SearchOptions().coefficients), UserError); }
 
 TEST(CalibrateCli, BadInputExitsTwoWithOneLine) {
@@ -204,6 +258,8 @@ TEST(CalibrateCli, BadInputExitsTwoWithOneLine) {
     testing::expect_user_error(testing::run(calibrate + "--data x.h5 --out " + out + " --ridge -1"), "--ridge");
     testing::expect_user_error(testing::run(calibrate + "--data x.h5 --out " + out + " --page-fault-cost often"),
                                "--page-fault-cost");
+    testing::expect_user_error(testing::run(calibrate + "--data x.h5 --out " + out + " --library-call-cost -3"),
+                               "--library-call-cost");
     testing::expect_user_error(testing::run(calibrate + "--data x.h5 --out /nonexistent/c.yaml"), "does not exist");
     EXPECT_FALSE(std::filesystem::exists(out));
 }
