@@ -290,7 +290,11 @@ struct ScheduleFeatures {
     // (the pad) and what early frees' holes take; it counts every fault of a run, a root
     // allocation's too when the arena returns it at the run's end (the page-fault term counted
     // every allocation's first touch, and no longer does).
-    static int version() { return 17; }
+    // 18: an update's writes are its left-hand side over its loops (a scan's step writes one
+    // row): bytes_at_task and innermost_bytes_at_task of updates whose left-hand side an RVar
+    // indexes, and the writes that bytes_read_from_memory and tlb_pages_rewalked count (they
+    // took every row of the dimension the RVar indexes).
+    static int version() { return 18; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();
