@@ -37,9 +37,9 @@ struct CalibrationOptions {
     bool fit = true;
 };
 
-// What a byte of freshly allocated memory costs on this machine beyond writing it, in
-// nanoseconds: allocating, writing and freeing a pipeline-sized live set against writing memory
-// kept between runs. Tens of milliseconds.
+// What a byte of freshly mapped memory costs on this machine beyond writing it, in nanoseconds:
+// mapping, writing and unmapping a pipeline-sized live set against writing memory kept between
+// runs. Tens of milliseconds.
 double measure_page_fault_cost();
 
 // What one call into the C math library costs on this machine, in nanoseconds: glibc's sinf

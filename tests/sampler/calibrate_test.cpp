@@ -157,6 +157,14 @@ TEST(Calibrate, HeldCostsStayAsGiven) {
     }
 }
 
+TEST(Calibrate, PageFaultProbeTimesFreshPages) {
+    const double ns = measure_page_fault_cost();
+    // A fresh page is at least zeroed by the kernel (4 KiB, or 2 MiB under transparent huge pages):
+    // a few hundredths of a nanosecond a byte on any machine; a fault a few microseconds a page.
+    EXPECT_GT(ns, 0.005) << "fresh pages cost nothing: the probe reused memory";
+    EXPECT_LT(ns, 100);
+}
+
 TEST(Calibrate, LibraryCallProbeTimesACall) {
     const double ns = measure_library_call_cost();
     EXPECT_GT(ns, 0.2) << "a sinf is tens of instructions: a probe this fast timed no calls";
