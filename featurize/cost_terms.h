@@ -138,6 +138,8 @@ inline CostTermInputs<double> cost_term_inputs(const ScheduleFeatures &f, bool i
 // with the cores too on the machines measured (two cores streaming from memory each read at 0.068
 // ns/byte, one alone at 0.061).
 inline constexpr int kCacheTrafficTerm = 27, kMemoryTrafficTerm = 28, kLibraryCallTerm = 29, kAccumulatorTerm = 30;
+// The page-fault term: heap bytes faulted in each run (what `calibrate` can hold at a probe's price).
+inline constexpr int kPageFaultTerm = 22;
 inline constexpr bool is_parallel_cost_term(int i) { return i < 15 || i >= kCacheTrafficTerm; }
 static_assert(kNumCostTerms == kAccumulatorTerm + 1, "a new term: say whether it is parallel above");
 // Terms 0-3 (compute) count points; both models multiply them by the stage's operations per point

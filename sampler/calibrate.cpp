@@ -1,6 +1,7 @@
 #include "sampler/calibrate.h"
 
 #include "common/errors.h"
+#include "common/stopwatch.h"
 #include "sampler/cost_model.h"
 
 #include <algorithm>
@@ -20,7 +21,6 @@ namespace {
 
 constexpr int kTerms = sf::kNumCostTerms;
 constexpr double kNanoseconds = 1e-9; // coefficients are nanoseconds per unit
-constexpr size_t kPageFaultTerm = 22; // fresh bytes of intermediates (featurize/cost_terms.h)
 
 // Operations per point of each stage of `p` (featurize/cost_terms.h's ops_per_point): one per pipeline.
 std::vector<double> stage_ops(const tr::TrainingPipeline &p) {
@@ -126,6 +126,14 @@ void refine_for_ranking(const std::vector<Row> &rows, const Coefficients &scale,
     for (int i = 0; i < kTerms; i++) u[size_t(i)] = scale[size_t(i)] > 0 ? std::exp(theta[size_t(i)]) : 0;
 }
 
+// `c` with the held coefficients (those of `held` that are not negative) put in.
+Coefficients with_held(Coefficients c, const Coefficients &held) {
+    for (int i = 0; i < kTerms; i++) {
+        if (held[size_t(i)] >= 0) c[size_t(i)] = held[size_t(i)];
+    }
+    return c;
+}
+
 } // namespace
 
 double measure_page_fault_cost() {
@@ -135,13 +143,12 @@ double measure_page_fault_cost() {
     // jemalloc, which keeps freed pages for reuse, so that a probe through it timed fewer faults
     // (0.29-0.48 ns a byte across runs on the Emerald Rapids kind, against 0.48 for fresh pages).
     constexpr size_t kBuffers = 4, kBytes = size_t(16) << 20, kRuns = 5;
-    using Clock = std::chrono::steady_clock;
     auto write = [&](char *p) {
         for (size_t i = 0; i < kBytes; i += 64) p[i] = char(i);
     };
     double fresh = 1e30, reused = 1e30;
     for (size_t run = 0; run < kRuns; run++) {
-        const auto t0 = Clock::now();
+        const auto t0 = std::chrono::steady_clock::now();
         std::vector<char *> live;
         for (size_t b = 0; b < kBuffers; b++) {
             void *p = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -150,13 +157,13 @@ double measure_page_fault_cost() {
             write(live.back());
         }
         for (char *p : live) munmap(p, kBytes);
-        fresh = std::min(fresh, std::chrono::duration<double>(Clock::now() - t0).count());
+        fresh = std::min(fresh, seconds_since(t0));
     }
     std::vector<std::vector<char>> kept(kBuffers, std::vector<char>(kBytes));
     for (size_t run = 0; run < kRuns; run++) {
-        const auto t0 = Clock::now();
+        const auto t0 = std::chrono::steady_clock::now();
         for (std::vector<char> &k : kept) write(k.data());
-        reused = std::min(reused, std::chrono::duration<double>(Clock::now() - t0).count());
+        reused = std::min(reused, seconds_since(t0));
     }
     volatile char sink = kept[0][64];
     (void)sink;
@@ -168,12 +175,11 @@ double measure_library_call_cost() {
     std::vector<float> x(kArguments), y(kArguments);
     for (int i = 0; i < kArguments; i++) x[size_t(i)] = float((i + 0.5) * 2 * M_PI / kArguments);
     float (*volatile sin_call)(float) = ::sinf; // a call per argument, as Halide's runtime makes
-    using Clock = std::chrono::steady_clock;
     double best = 1e30;
     for (int r = 0; r < kRepeats; r++) {
-        const auto t0 = Clock::now();
+        const auto t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < kArguments; i++) y[size_t(i)] = sin_call(x[size_t(i)]);
-        best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+        best = std::min(best, seconds_since(t0));
     }
     volatile float sink = y[1];
     (void)sink;
@@ -211,15 +217,9 @@ Coefficients calibrate(const tr::TrainingData &data, const Coefficients &start, 
     std::vector<Row> rows;
     Coefficients fixed; // < 0: fitted
     fixed.fill(-1);
-    fixed[kPageFaultTerm] = options.page_fault_cost;
+    fixed[size_t(featurize::kPageFaultTerm)] = options.page_fault_cost;
     fixed[size_t(featurize::kLibraryCallTerm)] = options.library_call_cost;
-    if (!options.fit) {
-        Coefficients c = start;
-        for (int i = 0; i < kTerms; i++) {
-            if (fixed[size_t(i)] >= 0) c[size_t(i)] = fixed[size_t(i)];
-        }
-        return c;
-    }
+    if (!options.fit) return with_held(start, fixed);
     Coefficients scale{};
     for (int i = 0; i < kTerms; i++) {
         scale[size_t(i)] = start[size_t(i)] > 0 && fixed[size_t(i)] < 0 ? start[size_t(i)] : 0;
@@ -280,9 +280,8 @@ Coefficients calibrate(const tr::TrainingData &data, const Coefficients &start, 
     }
     if (options.ranking_steps > 0) refine_for_ranking(rows, scale, options, u);
     Coefficients c;
-    for (int i = 0; i < kTerms; i++)
-        c[size_t(i)] = fixed[size_t(i)] >= 0 ? fixed[size_t(i)] : u[size_t(i)] * scale[size_t(i)];
-    return c;
+    for (int i = 0; i < kTerms; i++) c[size_t(i)] = u[size_t(i)] * scale[size_t(i)];
+    return with_held(c, fixed);
 }
 
 } // namespace schedforge::sampler
