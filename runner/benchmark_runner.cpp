@@ -182,6 +182,7 @@ void put_timing(ByteWriter &w, const TimingResult &t) {
     w.put<uint8_t>(t.contended ? 1 : 0);
     w.put<double>(t.cpu_wait);
     w.put_vector(t.round_sizes);
+    w.put_vector(t.page_faults);
 }
 
 TimingResult get_timing(ByteReader &r) {
@@ -192,6 +193,7 @@ TimingResult get_timing(ByteReader &r) {
     t.contended = r.get<uint8_t>() != 0;
     t.cpu_wait = r.get<double>();
     t.round_sizes = r.get_vector<int>();
+    t.page_faults = r.get_vector<double>();
     summarize(&t);
     return t;
 }

@@ -12,12 +12,14 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <string>
+#include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 
 namespace schedforge::runner {
 
 void summarize(TimingResult *r) {
+    r->median_page_faults = r->page_faults.empty() ? 0 : median(r->page_faults);
     if (r->samples.empty()) {
         r->min_seconds = r->median_seconds = r->label_seconds = 0;
         return;
@@ -55,6 +57,7 @@ TimingResult merge_rounds(const std::vector<TimingResult> &rounds) {
     std::vector<double> waits;
     for (const TimingResult &r : rounds) {
         m.samples.insert(m.samples.end(), r.samples.begin(), r.samples.end());
+        m.page_faults.insert(m.page_faults.end(), r.page_faults.begin(), r.page_faults.end());
         m.round_sizes.push_back(int(r.samples.size()));
         m.retaken += r.retaken;
         m.threads = r.threads;
@@ -69,6 +72,12 @@ TimingResult merge_rounds(const std::vector<TimingResult> &rounds) {
 }
 
 namespace {
+
+long minor_page_faults() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_minflt;
+}
 
 // Are the fastest k samples within `accuracy` of the fastest?
 bool stable(std::vector<double> samples, int k, double accuracy) {
@@ -199,9 +208,11 @@ TimingResult time_runs(const TimingProtocol &p, int threads, const std::function
     while (int(result.samples.size()) < p.max_samples) {
         const auto begin = Clock::now();
         const double wait0 = watch ? cpu_wait() : 0;
+        const long faults0 = minor_page_faults();
         const auto t0 = Clock::now();
         run();
         const auto t1 = Clock::now();
+        const long faults1 = minor_page_faults();
         const double took = seconds(t0, t1);
         const double wait1 = watch ? cpu_wait() : 0;
         // A probe that could not read every thread (one exited twice over) says nothing of this
@@ -214,6 +225,7 @@ TimingResult time_runs(const TimingProtocol &p, int threads, const std::function
         }
         waits.push_back(wait);
         result.samples.push_back(took);
+        result.page_faults.push_back(double(faults1 - faults0));
         const int taken = int(result.samples.size());
         if (taken < p.min_samples) continue;
         const double sampled = seconds(start, Clock::now()) - retake_seconds;

@@ -33,7 +33,12 @@
 namespace schedforge::runner {
 
 struct TimingProtocol {
-    int warmup_runs = 1;
+    // Runs before the samples, in each round. Three: glibc's malloc settles its thresholds in a
+    // process's first run (each large block freed raises them) and faults its arenas' new top in
+    // the second, so a sample after one warm-up paid page faults that a process running the
+    // pipeline again and again does not (harris's nest: 3,856 pages in the second run, 11 ms
+    // against 6), and that the features' heap model (the fourth run) does not count.
+    int warmup_runs = 3;
     int min_samples = 5;
     int max_samples = 200;
     double accuracy = 0.02;             // relative spread among the fastest min_samples samples
@@ -55,6 +60,10 @@ TimingProtocol round_protocol(const TimingProtocol &p);
 
 struct TimingResult {
     std::vector<double> samples; // seconds per run, in the order taken
+    // Minor page faults of the whole process during each sample (getrusage), beside `samples`: what
+    // the allocator's trims and fresh mappings cost a run (featurize/glibc_heap.h models them).
+    std::vector<double> page_faults;
+    double median_page_faults = 0;
     double min_seconds = 0, median_seconds = 0;
     int threads = 0;
     int retaken = 0;        // contended samples dropped and taken again
@@ -84,7 +93,7 @@ TimingResult time_runs(const TimingProtocol &protocol, int threads, const std::f
 // the CPUs: ..."); a label to treat with care.
 std::string contention_note(const TimingResult &result);
 
-// The minimum, median and label of the samples (all 0 for none).
+// The minimum, median and label of the samples, and the median of their page faults (all 0 for none).
 void summarize(TimingResult *result);
 
 } // namespace schedforge::runner

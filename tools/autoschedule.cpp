@@ -204,7 +204,8 @@ void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &o
         }
         std::cout << format_number("%.4f", 1e3 * r->timing.min_seconds) << " ms min, "
                   << format_number("%.4f", 1e3 * r->timing.median_seconds) << " ms median (" << r->timing.samples.size()
-                  << " runs, " << r->timing.threads << " threads); compiled in "
+                  << " runs, " << r->timing.threads << " threads, "
+                  << format_number("%.0f", r->timing.median_page_faults) << " page faults a run); compiled in "
                   << format_number("%.2f", r->compile_seconds) << " s\n";
     }
     if (reference.status == runner::JobStatus::Ok && ours.status == runner::JobStatus::Ok &&
@@ -332,6 +333,12 @@ int main(int argc, char **argv) {
 
         std::cout << sf::schedule_source(dag, r.nest) << "\n";
         std::cout << "predicted cost: " << format_number("%.4g", r.cost) << "\n";
+        if (bench) { // beside the page faults measured above (the rest are the runtime's and the code's)
+            double refaulted = 0;
+            for (const sf::StageFeatures &f : r.features) refaulted += f.features.heap_bytes_refaulted;
+            std::cout << "heap pages faulted in again a run (the features' model of glibc): "
+                      << format_number("%.0f", refaulted / 4096) << "\n";
+        }
         std::cout << "search config: " << searched_with << "\n";
         if (!given_nest) { // the search's statistics
             const ss::SearchStats &s = r.stats;

@@ -373,6 +373,44 @@ TEST(BenchmarkRunner, EachTimingRoundRunsInAProcessOfItsOwn) {
     std::remove(pid_log);
 }
 
+// A compute_root intermediate of 4 MiB, allocated from glibc's heap as timed code allocates:
+// in a process's first run glibc maps it afresh (and raises its mmap threshold to its size), in
+// the second it comes from the arena, whose new pages fault in, and from then on it reuses those
+// pages. Each sample counts the process's page faults: after one warm-up run each round's first
+// sample faults the block's 1,024 pages in again; after the default warm-up none does.
+TEST(BenchmarkRunner, SamplesComeAfterTheWarmUpRunsThatSettleTheHeap) {
+    std::vector<BenchmarkJob> jobs;
+    jobs.push_back(make_job("root_intermediate", []() {
+        Func g("g"), f("f");
+        Var x("x"), y("y");
+        g(x, y) = x + y;
+        f(x, y) = g(x, y) * 2;
+        g.compute_root();
+        return PreparedJob{Pipeline(f), Buffer<int>(1024, 1024)};
+    }));
+    for (const bool by_default : {false, true}) {
+        const int warmups = by_default ? TimingProtocol().warmup_runs : 1;
+        RunnerOptions o = fast_options();
+        o.timing.rounds = 2;
+        o.timing.min_samples = o.timing.max_samples = 4; // two per round
+        o.timing.min_sampling_seconds = 0;
+        o.timing.max_cpu_wait = 0;
+        o.timing.warmup_runs = warmups;
+        const std::vector<JobResult> r = run_jobs(jobs, o);
+        ASSERT_EQ(r[0].status, JobStatus::Ok) << r[0].message;
+        const std::vector<double> &faults = r[0].timing.page_faults;
+        ASSERT_EQ(faults.size(), 4u);
+        for (size_t i = 0; i < faults.size(); i++) {
+            const bool first_of_round = i % 2 == 0;
+            if (!by_default && first_of_round) {
+                EXPECT_GT(faults[i], 900) << "sample " << i << " after one warm-up run";
+            } else {
+                EXPECT_LT(faults[i], 100) << "sample " << i << " after " << warmups << " warm-up runs";
+            }
+        }
+    }
+}
+
 // A launcher may bind a rank to one core (Open MPI does when it starts two). Under the machine
 // lock, which gives a timed job the machine to itself, the job runs on every CPU with a thread
 // per CPU, as in a one-process run; without the lock, on the CPUs the process may use. (On a
