@@ -5,7 +5,7 @@
 //   autoschedule (--app NAME | --pipeline SEED [--config GENERATOR.yaml])
 //                [--search-config SEARCH.yaml] [--beam 64] [--passes 1] [--dropout 1] [--seed 0]
 //                [--cores N] [--threads N] [--features] [--check] [--benchmark] [--stage-times]
-//                [--nest FILE | --nest-out FILE] [--follow FILE] [--stmt FILE] [--target host]
+//                [--nest FILE | --nest-out FILE] [--follow FILE] [--stmt FILE] [--asm FILE] [--target host]
 //
 // Flags override the search config, which overrides the built-in defaults
 // (configs/search/default.yaml documents them); without --search-config, this machine kind's
@@ -17,7 +17,7 @@
 // timed. --follow takes a complete LoopNest (another search's --nest-out) through the search and
 // prints, decision by decision, the cost of its prefix beside the beam's: where, and by how much,
 // the beam lets go of a schedule that its model may price cheaper once complete. --stmt writes Halide's lowered
-// statement of the schedule (the loops and vectors the features predict).
+// statement of the schedule (the loops and vectors the features predict), --asm its machine code.
 // --stage-times runs the schedule under Halide's sampling profiler for about two seconds and
 // prints each Func's share of the time beside its share of the manual model's predicted cost:
 // where a schedule is mispriced, the stage whose price is wrong. Both are for one core: the
@@ -220,7 +220,8 @@ void benchmark(const std::function<Subject()> &build, const ss::SearchOptions &o
 
 int main(int argc, char **argv) {
     CLI::App app{"Schedule a pipeline with schedforge's beam search.", "autoschedule"};
-    std::string app_name, generator_config, search_config, weights, nest_in, nest_out, follow_in, stmt_out, target_text;
+    std::string app_name, generator_config, search_config, weights, nest_in, nest_out, follow_in, stmt_out, asm_out,
+        target_text;
     std::optional<uint64_t> pipeline_seed;
     std::optional<int> beam, passes, cores, threads;
     std::optional<double> dropout;
@@ -256,6 +257,7 @@ int main(int argc, char **argv) {
         ->check(CLI::ExistingFile)
         ->excludes(nest_in_opt);
     app.add_option("--stmt", stmt_out, "Write Halide's lowered statement of the schedule to this file");
+    app.add_option("--asm", asm_out, "Write the schedule's machine code (LLVM's assembly) to this file");
     return schedforge::tools::run_cli(app, argc, argv, [&]() {
         if (app_name.empty() && !pipeline_seed) throw UserError("give --app NAME or --pipeline SEED");
         std::string searched_with;
@@ -289,8 +291,9 @@ int main(int argc, char **argv) {
         const bool given_nest = !nest_in.empty();
         const std::string nest_text = given_nest ? schedforge::yaml::read_file(nest_in) : "";
         const std::string follow_text = follow_in.empty() ? "" : schedforge::yaml::read_file(follow_in);
-        if (!stmt_out.empty() && !std::ofstream(stmt_out, std::ios::trunc)) // Halide would fail silently
-            throw UserError(stmt_out + ": cannot write");
+        for (const std::string &out : {stmt_out, asm_out}) { // Halide would fail silently
+            if (!out.empty() && !std::ofstream(out, std::ios::trunc)) throw UserError(out + ": cannot write");
+        }
         // A partial nest is refused here, with its line, rather than in a worker or after a benchmark.
         auto complete_nest = [&](const sf::FunctionDAG &dag, const std::string &path, const std::string &text) {
             sf::LoopNest nest = sf::parse_nest_text(dag, text);
@@ -381,11 +384,12 @@ int main(int argc, char **argv) {
             }
         }
         if (stage_times) print_stage_times(build, dag, r, options, target);
-        if (!stmt_out.empty()) { // the code Halide makes of it: what the features must predict
+        if (!stmt_out.empty() || !asm_out.empty()) { // the code Halide makes of it: what the features must predict
             Subject lowered = build();
             sf::apply(sf::FunctionDAG::build(lowered.pipeline), r.nest);
-            lowered.pipeline.compile_to_lowered_stmt(stmt_out, lowered.pipeline.infer_arguments(), Halide::Text,
-                                                     target);
+            const std::vector<Halide::Argument> args = lowered.pipeline.infer_arguments();
+            if (!stmt_out.empty()) lowered.pipeline.compile_to_lowered_stmt(stmt_out, args, Halide::Text, target);
+            if (!asm_out.empty()) lowered.pipeline.compile_to_assembly(asm_out, args, "schedule", target);
         }
         if (check) {
             const Halide::Target strict = target.with_feature(Halide::Target::StrictFloat);

@@ -84,6 +84,23 @@ TEST(Autoschedule, WritesTheLoweredStatementOfTheSchedule) {
     fs::remove_all(dir);
 }
 
+TEST(Autoschedule, WritesTheMachineCodeOfTheSchedule) {
+    const fs::path dir = scratch("autoschedule_asm");
+    const std::string code = (dir / "schedule.s").string();
+    const Result missing = run(autoschedule("--app blur3x3 --beam 2 --passes 1 --asm " + code));
+    EXPECT_EQ(missing.exit_code, 2) << "no such folder yet";
+    EXPECT_NE(missing.err.find("schedule.s: cannot write"), std::string::npos) << missing.err;
+    fs::create_directories(dir);
+    const Result r = run(autoschedule("--app blur3x3 --beam 2 --passes 1 --asm " + code));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream in(code);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // The pipeline's entry point, and its Funcs' loops in the code (Halide names their labels).
+    EXPECT_NE(text.find("schedule:"), std::string::npos) << text.substr(0, 500);
+    EXPECT_NE(text.find("blur_y"), std::string::npos) << text.substr(0, 500);
+    fs::remove_all(dir);
+}
+
 // A CUDA target, on any machine: the GPU schedule's source, compiled to PTX kernels (running it
 // needs a GPU: tests/gpu/gpu_run_test.cpp).
 TEST(Autoschedule, SchedulesForACudaTargetWithoutAGpu) {
@@ -108,6 +125,9 @@ TEST(Autoschedule, BenchmarksTheScheduleAgainstComputeRoot) {
     EXPECT_NE(r.out.find("benchmark schedforge: "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("ms min"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("speedup over compute_root: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" page faults a run)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("heap pages faulted in again a run (the features' model of glibc): "), std::string::npos)
+        << r.out;
 }
 
 TEST(Autoschedule, SplitsTheRunTimeAmongStages) {
