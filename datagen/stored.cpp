@@ -93,8 +93,11 @@ featurize::CacheSizes recorded_cache_sizes(const std::string &hardware) {
     std::map<std::string, std::string> fields = common::key_value_lines(hardware);
     auto number = [&](const std::string &key) { return std::atof(fields[key].c_str()); };
     // The record has no L3 sharing: its physical cores, exact where one L3 serves the machine.
-    return featurize::machine_cache_sizes(number("cache_L2_Unified"), number("cache_L3_Unified"),
-                                          number("physical_cores"));
+    featurize::CacheSizes sizes = featurize::machine_cache_sizes(number("cache_L2_Unified"), number("cache_L3_Unified"),
+                                                                 number("physical_cores"));
+    // The runner's timing threads: one a CPU the worker may use, all of the machine's.
+    if (number("logical_cpus") >= 1) sizes.threads = int(number("logical_cpus"));
+    return sizes;
 }
 
 namespace {

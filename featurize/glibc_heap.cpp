@@ -19,20 +19,27 @@ constexpr size_t kTcacheCount = 7;                 // of each size
 int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 int64_t align_down(int64_t v, int64_t a) { return v / a * a; }
 
-// The main arena, its addresses relative to its start: the free top runs from `top` to `end`;
-// below it, chunks in use and free ones (`holes`, by address, none adjacent to another or to the
-// top); the pages below `resident` have been touched and not returned since. Small chunks freed
-// wait in the thread's cache (tcache) for a request of their size, in use as far as the arena
-// knows: one that lies above large free chunks keeps them from joining the top (a pin).
+// A thread's arena (the main one for the thread that runs the pipeline), its addresses relative
+// to its start: the free top runs from `top` to `end`; below it, chunks in use and free ones
+// (`holes`, by address, none adjacent to another or to the top); the pages below `resident` have
+// been touched and not returned since. Small chunks freed wait in the thread's cache (tcache) for
+// a request of their size, in use as far as the arena knows: one that lies above large free
+// chunks keeps them from joining the top (a pin). The main arena grows by the pad beyond what a
+// block lacks, another thread's (`padded` false) by what it lacks.
 struct Arena {
     int64_t top = 0, end = 0, resident = 0;
     std::map<int64_t, int64_t> holes;               // address -> size
     std::map<int64_t, std::vector<int64_t>> tcache; // size -> addresses, the last freed last
-    int64_t mmap_threshold = kInitialMmapThresholdBytes, trim_threshold = kInitialMmapThresholdBytes;
+    bool padded = true;
     bool operator==(const Arena &o) const {
-        return top == o.top && end == o.end && resident == o.resident && holes == o.holes && tcache == o.tcache &&
-               mmap_threshold == o.mmap_threshold && trim_threshold == o.trim_threshold;
+        return top == o.top && end == o.end && resident == o.resident && holes == o.holes && tcache == o.tcache;
     }
+};
+
+// The process's thresholds, which every arena follows.
+struct Thresholds {
+    int64_t mmap = kInitialMmapThresholdBytes, trim = kInitialMmapThresholdBytes;
+    bool operator==(const Thresholds &o) const { return mmap == o.mmap && trim == o.trim; }
 };
 
 // A live block: its chunk's address and size, or a mapping of `size` bytes (address -1).
@@ -42,7 +49,10 @@ struct Chunk {
 
 class Simulation {
 public:
-    Simulation(const std::vector<HeapScope> &scopes, int num_owners) : scopes_(scopes), owners_(size_t(num_owners)) {}
+    Simulation(const std::vector<HeapScope> &scopes, int num_owners, int threads)
+        : scopes_(scopes), owners_(size_t(num_owners)), arenas_(size_t(std::max(threads, 1))) {
+        for (size_t t = 1; t < arenas_.size(); t++) arenas_[t].padded = false;
+    }
 
     std::vector<double> per_run() {
         std::vector<double> run(owners_, 0.0);
@@ -65,74 +75,99 @@ private:
                     live.erase(it);
                 }
                 break;
-            case HeapScope::Event::Repeat: repeat(e.scope, e.iterations, faults); break;
+            case HeapScope::Event::Repeat:
+                if (e.parallel && thread_ == 0 && arenas_.size() > 1) {
+                    share_out(e.scope, e.iterations, faults);
+                } else {
+                    repeat(e.scope, e.iterations, faults);
+                }
+                break;
             }
         }
         for (auto it = live.rbegin(); it != live.rend(); ++it) release(it->second); // not freed: at the end
     }
 
-    // `n` iterations of scope `s`: simulated until one leaves the arena as it found it, which the
-    // rest then repeat.
+    // A parallel loop's `n` iterations of scope `s`: the first n / threads on this thread, the
+    // rest shared among the others (the first ones one more), each in its own arena.
+    void share_out(int s, int64_t n, std::vector<double> &faults) {
+        const int64_t threads = int64_t(arenas_.size()), own = n / threads;
+        const int64_t rest = n - own, others = threads - 1;
+        repeat(s, own, faults);
+        for (int64_t t = 1; t < threads; t++) {
+            thread_ = size_t(t);
+            repeat(s, rest / others + (t <= rest % others ? 1 : 0), faults);
+        }
+        thread_ = 0;
+    }
+
+    // `n` iterations of scope `s` on this thread: simulated until one leaves its arena (and the
+    // thresholds) as it found it, which the rest then repeat.
     void repeat(int s, int64_t n, std::vector<double> &faults) {
         std::vector<double> one(owners_);
         for (int64_t done = 1; done <= n; done++) {
-            const Arena before = arena_;
+            const Arena before = arena();
+            const Thresholds thresholds = thresholds_;
             std::fill(one.begin(), one.end(), 0.0);
             iterate(s, one);
-            const double times = arena_ == before || done == kMaxIterationsSimulated ? double(n - done + 1) : 1.0;
+            const bool same = arena() == before && thresholds_ == thresholds;
+            const double times = same || done == kMaxIterationsSimulated ? double(n - done + 1) : 1.0;
             for (size_t o = 0; o < owners_; o++) faults[o] += one[o] * times;
             if (times > 1) return;
         }
     }
 
+    Arena &arena() { return arenas_[thread_]; }
+
     Chunk allocate(int owner, int64_t bytes, std::vector<double> &faults) {
+        Arena &heap = arena();
         const int64_t size = std::max(kMinChunk, align_up(bytes + kRequestOverheadBytes + 8, 16));
-        if (auto cached = arena_.tcache.find(size); cached != arena_.tcache.end()) {
+        if (auto cached = heap.tcache.find(size); cached != heap.tcache.end()) {
             const Chunk c{cached->second.back(), size};
             cached->second.pop_back();
-            if (cached->second.empty()) arena_.tcache.erase(cached);
+            if (cached->second.empty()) heap.tcache.erase(cached);
             return c;
         }
         // The smallest hole that holds it (below the resident mark: no faults).
-        auto best = arena_.holes.end();
-        for (auto it = arena_.holes.begin(); it != arena_.holes.end(); ++it) {
-            if (it->second >= size && (best == arena_.holes.end() || it->second < best->second)) best = it;
+        auto best = heap.holes.end();
+        for (auto it = heap.holes.begin(); it != heap.holes.end(); ++it) {
+            if (it->second >= size && (best == heap.holes.end() || it->second < best->second)) best = it;
         }
-        if (best != arena_.holes.end()) {
+        if (best != heap.holes.end()) {
             const Chunk c{best->first, best->second - size >= kMinChunk ? size : best->second};
             const int64_t rest = best->second - c.size;
-            arena_.holes.erase(best);
-            if (rest > 0) arena_.holes[c.address + c.size] = rest;
+            heap.holes.erase(best);
+            if (rest > 0) heap.holes[c.address + c.size] = rest;
             return c;
         }
-        const int64_t top = arena_.end - arena_.top;
+        const int64_t top = heap.end - heap.top;
         if (top < size + kMinChunk) {
-            if (size >= arena_.mmap_threshold) { // mapped afresh: every page faults in
+            if (size >= thresholds_.mmap) { // mapped afresh: every page faults in
                 faults[size_t(owner)] += double(align_up(bytes, kPage));
                 return {-1, align_up(size + 8, kPage)};
             }
-            arena_.end += align_up(size + kTopPadBytes + kMinChunk - top, kPage);
+            heap.end += align_up(size + (heap.padded ? kTopPadBytes : 0) + kMinChunk - top, kPage);
         }
-        const Chunk c{arena_.top, size};
-        arena_.top += size;
-        const int64_t touched = align_up(arena_.top, kPage);
-        if (touched > arena_.resident) {
-            faults[size_t(owner)] += double(touched - arena_.resident);
-            arena_.resident = touched;
+        const Chunk c{heap.top, size};
+        heap.top += size;
+        const int64_t touched = align_up(heap.top, kPage);
+        if (touched > heap.resident) {
+            faults[size_t(owner)] += double(touched - heap.resident);
+            heap.resident = touched;
         }
         return c;
     }
 
     void release(const Chunk &c) {
         if (c.address < 0) {
-            if (c.size > arena_.mmap_threshold && c.size <= kMaxDynamicMmapThresholdBytes) {
-                arena_.mmap_threshold = c.size;
-                arena_.trim_threshold = 2 * c.size;
+            if (c.size > thresholds_.mmap && c.size <= kMaxDynamicMmapThresholdBytes) {
+                thresholds_.mmap = c.size;
+                thresholds_.trim = 2 * c.size;
             }
             return;
         }
+        Arena &heap = arena();
         if (c.size <= kTcacheMaxChunk) {
-            std::vector<int64_t> &cached = arena_.tcache[c.size];
+            std::vector<int64_t> &cached = heap.tcache[c.size];
             if (cached.size() < kTcacheCount) {
                 cached.push_back(c.address);
                 return;
@@ -140,42 +175,44 @@ private:
         }
         // Merged with the free chunks on either side, and into the top when it borders it.
         int64_t address = c.address, size = c.size;
-        if (auto after = arena_.holes.find(address + size); after != arena_.holes.end()) {
+        if (auto after = heap.holes.find(address + size); after != heap.holes.end()) {
             size += after->second;
-            arena_.holes.erase(after);
+            heap.holes.erase(after);
         }
-        if (auto before = arena_.holes.lower_bound(address); before != arena_.holes.begin()) {
+        if (auto before = heap.holes.lower_bound(address); before != heap.holes.begin()) {
             --before;
             if (before->first + before->second == address) {
                 address = before->first;
                 size += before->second;
-                arena_.holes.erase(before);
+                heap.holes.erase(before);
             }
         }
-        if (address + size == arena_.top) {
-            arena_.top = address;
-            size = arena_.end - arena_.top;
+        if (address + size == heap.top) {
+            heap.top = address;
+            size = heap.end - heap.top;
         } else {
-            arena_.holes[address] = size;
+            heap.holes[address] = size;
         }
-        const int64_t top = arena_.end - arena_.top;
-        if (size < kConsolidationBytes || top < arena_.trim_threshold) return;
+        const int64_t top = heap.end - heap.top;
+        if (size < kConsolidationBytes || top < thresholds_.trim) return;
         const int64_t extra = align_down(top - kMinChunk - 1 - kTopPadBytes, kPage);
         if (extra <= 0) return;
-        arena_.end -= extra;
-        arena_.resident = std::min(arena_.resident, arena_.end);
+        heap.end -= extra;
+        heap.resident = std::min(heap.resident, heap.end);
     }
 
     const std::vector<HeapScope> &scopes_;
     size_t owners_;
-    Arena arena_;
+    std::vector<Arena> arenas_; // one a thread, the calling thread's (the main arena) first
+    size_t thread_ = 0;         // the thread the simulation is on
+    Thresholds thresholds_;
 };
 
 } // namespace
 
-std::vector<double> glibc_faults_per_run(const std::vector<HeapScope> &scopes, int num_owners) {
+std::vector<double> glibc_faults_per_run(const std::vector<HeapScope> &scopes, int num_owners, int threads) {
     if (scopes.empty()) return std::vector<double>(size_t(num_owners), 0.0);
-    return Simulation(scopes, num_owners).per_run();
+    return Simulation(scopes, num_owners, threads).per_run();
 }
 
 } // namespace schedforge::featurize

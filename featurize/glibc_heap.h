@@ -25,9 +25,14 @@
 // bytes, 7 of a size) for the next request of its size, in use as far as the arena knows: one
 // allocated above large blocks keeps them, freed, from joining the top, and so from any trim.
 //
-// Not modelled: threads: each worker thread has an arena of its own (non-main arenas grow
-// without the pad), which a parallel loop's tasks share out; the one arena simulated stands for
-// each of them.
+// Threads: a parallel loop's iterations are shared out among `threads` threads, the calling one
+// first (Halide's pool runs tasks on the thread that launched the loop too): it takes the first
+// n / threads of them (rounded down) in the main arena, and each other thread a share of the rest
+// in an arena of its own, grown without the pad (a thread arena's heap grows by what the block
+// lacks), so a site whose blocks and pad just pass the trim threshold in the main arena may stay
+// below it in a thread's (iir_blur's four 15 MiB passes, three tasks on two threads: 7,648
+// pages a run refault in the main arena's one task and none in the worker's two). The thresholds
+// are the process's, shared. A parallel loop inside a task runs on the task's thread.
 #pragma once
 
 #include <cstdint>
@@ -44,12 +49,15 @@ struct HeapScope {
         int64_t bytes = 0;      // Allocate: as the program asks for them
         int scope = 0;          // Repeat: the inner loop's body (an index into the scopes)
         int64_t iterations = 0; // Repeat: its iterations per iteration of this one
+        bool parallel = false;  // Repeat: shared out among the threads
     };
     std::vector<Event> events;
 
     void allocate(int owner, int64_t bytes) { events.push_back({Event::Allocate, owner, bytes, 0, 0}); }
     void free(int owner) { events.push_back({Event::Free, owner, 0, 0, 0}); }
-    void repeat(int scope, int64_t iterations) { events.push_back({Event::Repeat, 0, 0, scope, iterations}); }
+    void repeat(int scope, int64_t iterations, bool parallel = false) {
+        events.push_back({Event::Repeat, 0, 0, scope, iterations, parallel});
+    }
 };
 
 // glibc's constants (malloc/malloc.c) and what the runner adds to each request
@@ -60,7 +68,8 @@ inline constexpr int64_t kMaxDynamicMmapThresholdBytes = 32 * 1024 * 1024;
 inline constexpr int64_t kRequestOverheadBytes = 136;
 
 // The bytes each owner (0 .. num_owners-1) faults in per run once runs repeat (the fourth run of
-// scopes[0], which runs once a run and holds the rest), through a fresh process's arena.
-std::vector<double> glibc_faults_per_run(const std::vector<HeapScope> &scopes, int num_owners);
+// scopes[0], which runs once a run and holds the rest), through a fresh process's arenas, its
+// parallel loops run by `threads` threads.
+std::vector<double> glibc_faults_per_run(const std::vector<HeapScope> &scopes, int num_owners, int threads = 1);
 
 } // namespace schedforge::featurize

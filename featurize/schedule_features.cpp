@@ -370,7 +370,7 @@ private:
     std::vector<double> heap_bytes_refaulted() {
         std::vector<HeapScope> scopes;
         heap_scope(Site::root(), scopes);
-        return glibc_faults_per_run(scopes, int(dag_.nodes.size()));
+        return glibc_faults_per_run(scopes, int(dag_.nodes.size()), caches_.threads);
     }
     // The heap events of one iteration of `site`'s body, as Halide 14 lowers it: the Funcs
     // computed there, producers first (and then, inside a stage's loops, the rest of them); a
@@ -422,7 +422,9 @@ private:
         auto inner = [&](StageRef s, int level) {
             if (level >= tiling(s).levels()) return;
             const int child = heap_scope(Site::at(s, level), scopes);
-            if (child >= 0) scope.repeat(child, b_.level_trips(s, level));
+            // A parallel root stage's outer level: its tasks, shared among the threads.
+            const bool tasks = level == 0 && nest_.compute_site(s).kind == Site::Root && tiling(s).parallel;
+            if (child >= 0) scope.repeat(child, b_.level_trips(s, level), tasks);
         };
         for (int k = 0; k < int(body.size()); k++) {
             for (const Lifetime &l : blocks) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 extern char **environ;
 
@@ -65,6 +66,7 @@ featurize::CacheSizes SearchOptions::cache_sizes() const {
     featurize::CacheSizes sizes = host;
     if (core_cache_bytes > 0) sizes.core_bytes = core_cache_bytes;
     if (shared_cache_bytes_per_core > 0) sizes.shared_bytes_per_core = shared_cache_bytes_per_core;
+    sizes.threads = cores > 0 ? cores : std::max(1, int(std::thread::hardware_concurrency()));
     return sizes;
 }
 

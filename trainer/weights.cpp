@@ -66,6 +66,7 @@ constexpr LegacyNetwork kLegacyNetworks[] = {
     {15, 46, 31}, // the same shape: versions 16 and 17 changed heap_bytes_refaulted's meaning
     {16, 46, 31}, // before glibc's arena simulated (heap_bytes_refaulted; the page_faults term's first touch)
     {17, 46, 31}, // before an update's writes were its left-hand side (a scan's step: one row)
+    {18, 46, 31}, // before a parallel loop's tasks were shared among the threads' arenas
 };
 static_assert(kScheduleFeatures == 46 && kTerms == 31, "add the previous network to kLegacyNetworks");
 

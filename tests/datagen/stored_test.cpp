@@ -8,10 +8,11 @@ namespace {
 
 TEST(RecordedCacheSizes, AreTheRecordedL2AndTheL3OverThePhysicalCores) {
     const featurize::CacheSizes c = recorded_cache_sizes("cpu_model = AMD EPYC\nphysical_cores = 2\n"
-                                                         "cache_L1_Data = 32768\ncache_L2_Unified = 524288\n"
-                                                         "cache_L3_Unified = 8388608\n");
+                                                         "logical_cpus = 4\ncache_L1_Data = 32768\n"
+                                                         "cache_L2_Unified = 524288\ncache_L3_Unified = 8388608\n");
     EXPECT_EQ(c.core_bytes, 524288);
     EXPECT_EQ(c.shared_bytes_per_core, 4194304);
+    EXPECT_EQ(c.threads, 4); // the runner timed on a thread a CPU
 }
 
 TEST(RecordedCacheSizes, AreTheBuiltInOnesWhereTheRecordSaysNothing) {

@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace schedforge::featurize {
@@ -18,7 +19,7 @@ namespace {
 
 constexpr int64_t KB = 1000, MB = 1000 * 1000;
 
-void run_for_real(const std::vector<HeapScope> &scopes, int s) {
+void run_for_real(const std::vector<HeapScope> &scopes, int s, int threads, bool on_main = true) {
     std::map<int, void *> live;
     for (const HeapScope::Event &e : scopes[size_t(s)].events) {
         switch (e.kind) {
@@ -33,9 +34,20 @@ void run_for_real(const std::vector<HeapScope> &scopes, int s) {
             runner::system_free(live[e.owner]);
             live.erase(e.owner);
             break;
-        case HeapScope::Event::Repeat:
-            for (int64_t i = 0; i < e.iterations; i++) run_for_real(scopes, e.scope);
+        case HeapScope::Event::Repeat: {
+            // A parallel loop as the model shares it out: this thread's n / threads iterations
+            // first, then the rest on another thread (two threads at most here).
+            const bool shared = e.parallel && on_main && threads > 1;
+            const int64_t own = shared ? e.iterations / threads : e.iterations;
+            for (int64_t i = 0; i < own; i++) run_for_real(scopes, e.scope, threads, on_main);
+            if (shared) {
+                std::thread worker([&]() {
+                    for (int64_t i = own; i < e.iterations; i++) run_for_real(scopes, e.scope, threads, false);
+                });
+                worker.join();
+            }
             break;
+        }
         }
     }
 }
@@ -48,16 +60,16 @@ long minor_faults() {
 
 // Pages glibc faults in during the fourth run of scopes[0], in a child process (fresh thresholds),
 // without transparent huge pages (which would fault 2 MiB at a time).
-double measured_pages(const std::vector<HeapScope> &scopes) {
+double measured_pages(const std::vector<HeapScope> &scopes, int threads) {
     int fds[2];
     if (pipe(fds) != 0) return -1;
     const pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
         prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-        for (int r = 0; r < 3; r++) run_for_real(scopes, 0);
+        for (int r = 0; r < 3; r++) run_for_real(scopes, 0, threads);
         const long before = minor_faults();
-        run_for_real(scopes, 0);
+        run_for_real(scopes, 0, threads);
         const long pages = minor_faults() - before;
         _exit(write(fds[1], &pages, sizeof pages) == sizeof pages ? 0 : 4);
     }
@@ -70,9 +82,9 @@ double measured_pages(const std::vector<HeapScope> &scopes) {
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? double(pages) : -1;
 }
 
-double modelled_pages(const std::vector<HeapScope> &scopes, int owners) {
+double modelled_pages(const std::vector<HeapScope> &scopes, int owners, int threads = 1) {
     double bytes = 0;
-    for (double b : glibc_faults_per_run(scopes, owners)) bytes += b;
+    for (double b : glibc_faults_per_run(scopes, owners, threads)) bytes += b;
     return bytes / 4096;
 }
 
@@ -85,8 +97,9 @@ std::vector<HeapScope> one_site(const std::vector<int64_t> &blocks, int64_t iter
     return scopes;
 }
 
-void expect_model_follows_glibc(const std::vector<HeapScope> &scopes, int owners, double expected_pages) {
-    const double model = modelled_pages(scopes, owners), real = measured_pages(scopes);
+void expect_model_follows_glibc(const std::vector<HeapScope> &scopes, int owners, double expected_pages,
+                                int threads = 1) {
+    const double model = modelled_pages(scopes, owners, threads), real = measured_pages(scopes, threads);
     ASSERT_GE(real, 0) << "the child process failed";
     // A few pages of the arena's own bookkeeping and of rounding either way.
     const double slack = 8 + 0.03 * expected_pages;
@@ -178,6 +191,37 @@ TEST(GlibcHeap, EarlyFreesLeaveHolesThatLaterBuffersTake) {
     expect_model_follows_glibc(scopes, 4, 16 * 456);
     const auto stacked = one_site({1 * MB, 1 * MB, 1 * MB, 1 * MB}, 16);
     expect_model_follows_glibc(stacked, 4, 16 * 944);
+}
+
+// iir_blur's tasks (its four passes down and across one 1536 x 2560 channel, 15 MiB each, each
+// freed after its consumer), three tasks in parallel. In the main arena the two passes left at
+// the end and the pad pass twice the largest block, so each task's last two fault in again at the
+// next (7,648 pages); a thread's arena grows without the pad and stays just below the threshold.
+// On one thread all three tasks refault; on two, the one the main thread runs.
+TEST(GlibcHeap, AThreadsArenaGrowsWithoutThePadAndMayNeverTrim) {
+    const int64_t pass = 1536 * 2560 * 4;
+    std::vector<HeapScope> scopes(2);
+    scopes[0].repeat(1, 3, true);
+    scopes[1].allocate(0, pass);
+    scopes[1].allocate(1, pass);
+    scopes[1].free(0);
+    scopes[1].allocate(2, pass);
+    scopes[1].free(1);
+    scopes[1].allocate(3, pass);
+    scopes[1].free(2);
+    scopes[1].free(3);
+    expect_model_follows_glibc(scopes, 4, 3 * 7648, 1);
+    expect_model_follows_glibc(scopes, 4, 7648, 2);
+}
+
+// Five 100 KB blocks a task, 16 tasks on two threads: past the trim threshold in either arena
+// (the pad is all a thread's arena keeps too), so every task faults its blocks in again, as on one.
+TEST(GlibcHeap, BothThreadsArenasTrimPastTheThreshold) {
+    auto scopes = one_site({100 * KB, 100 * KB, 100 * KB, 100 * KB, 100 * KB}, 16);
+    scopes[0].events[0].parallel = true;
+    const double one_thread = modelled_pages(scopes, 5, 1);
+    EXPECT_NEAR(modelled_pages(scopes, 5, 2), one_thread, 0.05 * one_thread);
+    expect_model_follows_glibc(scopes, 5, one_thread, 2);
 }
 
 } // namespace

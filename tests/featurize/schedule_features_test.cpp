@@ -74,7 +74,7 @@ TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
     EXPECT_EQ(names[43], "heap_realizations");
     EXPECT_EQ(names[44], "heap_bytes_refaulted");
     EXPECT_EQ(names.back(), "tlb_pages_rewalked");
-    EXPECT_EQ(ScheduleFeatures::version(), 18);
+    EXPECT_EQ(ScheduleFeatures::version(), 19);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -788,7 +788,7 @@ struct ChainOfThree {
     // out tiled by `outer` then `inner` (parallel), a, b and c at the tiling levels `levels`
     // (in_im inlined unless `partial`): their heap_bytes_refaulted.
     std::vector<double> refaulted(const std::vector<int64_t> &outer, const std::vector<int64_t> &inner,
-                                  const std::vector<int> &levels, bool partial = false) const {
+                                  const std::vector<int> &levels, bool partial = false, int threads = 1) const {
         LoopNest n(dag);
         n.funcs[size_t(o)] = {Site::root(), Site::root(), {{{outer, inner}, 0, 8, true, false}}};
         for (size_t i = 0; i < chain.size(); i++) {
@@ -799,15 +799,17 @@ struct ChainOfThree {
         if (!partial) {
             EXPECT_EQ(n.validate(dag), "");
         }
-        const auto all = compute_schedule_features(dag, n, kAvx2);
+        CacheSizes machine;
+        machine.threads = threads;
+        const auto all = compute_schedule_features(dag, n, kAvx2, machine);
         EXPECT_EQ(features(all, o).heap_bytes_refaulted, 0); // the caller's buffer
         std::vector<double> values;
         for (int f : chain) values.push_back(features(all, f).heap_bytes_refaulted);
         return values;
     }
     // The same values from heap events written out by hand (glibc_heap.h simulates them).
-    std::vector<double> simulated(const std::vector<HeapScope> &scopes) const {
-        const std::vector<double> all = glibc_faults_per_run(scopes, int(dag.nodes.size()));
+    std::vector<double> simulated(const std::vector<HeapScope> &scopes, int threads = 1) const {
+        const std::vector<double> all = glibc_faults_per_run(scopes, int(dag.nodes.size()), threads);
         std::vector<double> values;
         for (int f : chain) values.push_back(all[size_t(f)]);
         return values;
@@ -842,6 +844,28 @@ TEST(ScheduleFeatures, HeapBytesRefaultedFollowHalidesAllocationsThroughGlibcsAr
     EXPECT_EQ(small, std::vector<double>(3, 0.0));
     // A partial state (in_im not placed yet) counts with what is placed, as if in_im added nothing.
     EXPECT_EQ(p.refaulted({2048, 128}, {512, 128}, {1, 1, 1}, /*partial=*/true), large);
+}
+
+// The same 512 x 128 tiles on two threads: out's strips are its parallel tasks, half of them on
+// the worker thread, whose arena grows by what a block lacks and not the pad: there the two blocks
+// stay under twice the largest, and only the main thread's tiles fault in again.
+TEST(ScheduleFeatures, HeapBytesRefaultedShareTheParallelTasksAmongTheThreadsArenas) {
+    const ChainOfThree p(1024);
+    const int64_t tile = 512 * 128 * 4;
+    std::vector<HeapScope> s(3);
+    s[0].repeat(1, 8, /*parallel=*/true); // strips: the tasks
+    s[1].repeat(2, 4);
+    s[2].allocate(p.chain[0], tile);
+    s[2].allocate(p.chain[1], tile);
+    s[2].free(p.chain[0]);
+    s[2].allocate(p.chain[2], tile);
+    s[2].free(p.chain[1]);
+    s[2].free(p.chain[2]);
+    const std::vector<double> one = p.simulated(s, 1), two = p.simulated(s, 2);
+    EXPECT_EQ(p.refaulted({2048, 128}, {512, 128}, {1, 1, 1}, false, 2), two);
+    EXPECT_EQ(p.refaulted({2048, 128}, {512, 128}, {1, 1, 1}, false, 1), one);
+    EXPECT_NEAR(one[0] + one[1] + one[2], 32 * (2 * tile - 128 * 1024), 32 * 8192);
+    EXPECT_NEAR(two[0] + two[1] + two[2], 16 * (2 * tile - 128 * 1024), 16 * 8192);
 }
 
 // a per strip of 2048 x 60 (the largest allocation, L), b and c per half strip: they peak at 2 L,
