@@ -186,7 +186,7 @@ std::vector<size_t> lookahead_order(const std::vector<double> &ahead, double res
 SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &target, CostModel &model,
                          const SearchOptions &options_in, FollowPath *follow) {
     SearchOptions options = options_in;
-    if (options.cores <= 0) options.cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    options.cores = options.target_cores();
     const sf::CacheSizes caches = options.cache_sizes();
     const SuccessorGenerator generator(dag, target, options);
     const std::vector<Decision> &decisions = generator.decisions();

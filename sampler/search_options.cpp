@@ -66,8 +66,12 @@ featurize::CacheSizes SearchOptions::cache_sizes() const {
     featurize::CacheSizes sizes = host;
     if (core_cache_bytes > 0) sizes.core_bytes = core_cache_bytes;
     if (shared_cache_bytes_per_core > 0) sizes.shared_bytes_per_core = shared_cache_bytes_per_core;
-    sizes.threads = cores > 0 ? cores : std::max(1, int(std::thread::hardware_concurrency()));
+    sizes.threads = target_cores();
     return sizes;
+}
+
+int SearchOptions::target_cores() const {
+    return cores > 0 ? cores : std::max(1, int(std::thread::hardware_concurrency()));
 }
 
 void SearchOptions::validate(const std::string &source) const {

@@ -131,6 +131,8 @@ struct SearchOptions {
     // The cache sizes above, this machine's where 0 (the built-in constants where Linux does not
     // say: featurize/schedule_features.h).
     featurize::CacheSizes cache_sizes() const;
+    // The target's cores: `cores`, or this machine's logical CPUs where it is 0.
+    int target_cores() const;
     // Throws UserError naming the option when a value is out of range.
     void validate(const std::string &source) const;
 };

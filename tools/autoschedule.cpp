@@ -103,11 +103,6 @@ void schedule(Subject &s, const ss::SearchOptions &options, const Halide::Target
     sf::apply(dag, sf::parse_nest_text(dag, nest));
 }
 
-// The cores the cost model prices for: the options', or this machine's.
-int model_cores(const ss::SearchOptions &options) {
-    return options.cores > 0 ? options.cores : int(std::thread::hardware_concurrency());
-}
-
 // Each Func's share of the measured one-thread time beside its share of the manual model's
 // predicted cost for one core (its stages' costs summed). A Func inlined into others has no time
 // of its own ("-").
@@ -323,7 +318,7 @@ int main(int argc, char **argv) {
         } else {
             r.nest = sf::parse_nest_text(dag, nest_text);
             r.features = sf::compute_schedule_features(dag, r.nest, sf::host_part(target), options.cache_sizes());
-            model->set_pipeline(dag, model_cores(options));
+            model->set_pipeline(dag, options.target_cores());
             std::vector<double> cost;
             model->evaluate({&r.features}, cost);
             r.cost = cost.at(0);
@@ -362,7 +357,7 @@ int main(int argc, char **argv) {
         if (show_features) {
             // Costs and terms as the manual model sees them (the terms are the learned model's too).
             ss::ManualCostModel manual(options.coefficients);
-            manual.set_pipeline(dag, model_cores(options));
+            manual.set_pipeline(dag, options.target_cores());
             for (const sf::StageFeatures &f : r.features) {
                 if (!f.scheduled) continue;
                 const sf::Node &n = dag.nodes[size_t(f.node)];
