@@ -5,6 +5,7 @@
 
 #include "common/errors.h"
 #include "common/yaml_reader.h"
+#include "featurize/cost_terms.h"
 
 #include <gtest/gtest.h>
 
@@ -61,6 +62,30 @@ TEST(MachineCalibration, TheZen5ThatReturnsFreedPagesGetsItsCalibration) {
     EXPECT_EQ(o.beam_size, expected.beam_size);
     EXPECT_EQ(o.max_tilings, expected.max_tilings);
     EXPECT_EQ(o.space.max_tile_shapes, expected.space.max_tile_shapes);
+}
+
+// The Emerald Rapids VM's default fits nothing: the built-in coefficients with this machine's
+// measured price of a refaulted heap byte and of a libm call put in (configs/search/calibrated/README.md).
+TEST(MachineCalibration, TheEmeraldRapidsThatReturnsFreedPagesGetsTheBuiltInsWithItsMeasuredPrices) {
+    common::HostKind emr;
+    emr.cpu_vendor = "GenuineIntel";
+    emr.cpu_family = 6;
+    emr.cpu_model = 207;
+    emr.free_page_reporting = true;
+    const MachineCalibration *c = calibration_for(emr);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->name, "intel-xeon-emr-avx512-2core-fpr-measured.yaml");
+    const auto measured = default_search_options(emr).coefficients;
+    const auto built_in = SearchOptions().coefficients;
+    for (int t = 0; t < featurize::kNumCostTerms; ++t) {
+        if (t == featurize::kPageFaultTerm || t == featurize::kLibraryCallTerm) {
+            EXPECT_GT(measured[t], built_in[t]) << featurize::cost_term_names()[t];
+        } else {
+            EXPECT_NEAR(measured[t], built_in[t], 1e-5 * built_in[t]) << featurize::cost_term_names()[t]; // as written
+        }
+    }
+    emr.free_page_reporting = false;
+    EXPECT_EQ(calibration_for(emr), nullptr);
 }
 
 TEST(MachineCalibration, OtherMachinesKeepTheBuiltInDefaults) {
