@@ -20,14 +20,15 @@ namespace fs = std::filesystem;
 const std::string kCalibrated = std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/search/calibrated/";
 const std::string kDefaultConfig = std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/search/default.yaml";
 
-common::HostKind zen5(bool reporting) {
+common::HostKind host(const std::string &vendor, int family, int model, bool reporting) {
     common::HostKind k;
-    k.cpu_vendor = "AuthenticAMD";
-    k.cpu_family = 26;
-    k.cpu_model = 2;
+    k.cpu_vendor = vendor;
+    k.cpu_family = family;
+    k.cpu_model = model;
     k.free_page_reporting = reporting;
     return k;
 }
+common::HostKind zen5(bool reporting) { return host("AuthenticAMD", 26, 2, reporting); }
 
 TEST(MachineCalibration, EmbedsEachCommittedFileWithAMachineSection) {
     size_t with_section = 0;
@@ -67,11 +68,7 @@ TEST(MachineCalibration, TheZen5ThatReturnsFreedPagesGetsItsCalibration) {
 // The Emerald Rapids VM's default fits nothing: the built-in coefficients with this machine's
 // measured price of a refaulted heap byte and of a libm call put in (configs/search/calibrated/README.md).
 TEST(MachineCalibration, TheEmeraldRapidsThatReturnsFreedPagesGetsTheBuiltInsWithItsMeasuredPrices) {
-    common::HostKind emr;
-    emr.cpu_vendor = "GenuineIntel";
-    emr.cpu_family = 6;
-    emr.cpu_model = 207;
-    emr.free_page_reporting = true;
+    common::HostKind emr = host("GenuineIntel", 6, 207, true);
     const MachineCalibration *c = calibration_for(emr);
     ASSERT_NE(c, nullptr);
     EXPECT_EQ(c->name, "intel-xeon-emr-avx512-2core-fpr-measured.yaml");
@@ -89,13 +86,8 @@ TEST(MachineCalibration, TheEmeraldRapidsThatReturnsFreedPagesGetsTheBuiltInsWit
 }
 
 TEST(MachineCalibration, OtherMachinesKeepTheBuiltInDefaults) {
-    common::HostKind intel;
-    intel.cpu_vendor = "GenuineIntel";
-    intel.cpu_family = 6;
-    intel.cpu_model = 143;
-    common::HostKind zen5_elsewhere = zen5(false);
-    common::HostKind zen4 = zen5(true);
-    zen4.cpu_family = 25;
+    const common::HostKind intel = host("GenuineIntel", 6, 143, false), zen5_elsewhere = zen5(false),
+                           zen4 = host("AuthenticAMD", 25, 2, true);
     for (const common::HostKind &k : {intel, zen5_elsewhere, zen4, common::HostKind()}) {
         EXPECT_EQ(calibration_for(k), nullptr) << k.cpu_vendor << " " << k.cpu_family;
         std::string described;
