@@ -4,9 +4,11 @@
 #include "datasets/layout.h"
 
 #include <algorithm>
+#include <atomic>
 #include <fcntl.h>
 #include <filesystem>
 #include <optional>
+#include <pthread.h>
 #include <unistd.h>
 
 namespace schedforge::datasets {
@@ -37,6 +39,36 @@ std::string join_lines(const std::vector<std::string> &lines) {
     return s;
 }
 
+// The descriptors of this process's write locks (plus one; 0 is a free slot), closed in every
+// forked child. An OFD lock lasts while any descriptor of its open file does, and fork() copies
+// them all: a benchmark worker or timing round still running when its writer is killed (its
+// death signal takes a moment) would keep the file locked, and --resume would be refused.
+constexpr size_t kLockSlots = 16;
+std::atomic<int> lock_fds[kLockSlots];
+
+void close_locks_in_child() {
+    for (std::atomic<int> &slot : lock_fds) {
+        if (const int fd = slot.exchange(0); fd > 0) ::close(fd - 1);
+    }
+}
+
+void remember_lock(int fd) {
+    static const int registered = ::pthread_atfork(nullptr, nullptr, close_locks_in_child);
+    (void)registered;
+    for (std::atomic<int> &slot : lock_fds) {
+        int free = 0;
+        if (slot.compare_exchange_strong(free, fd + 1)) return;
+    }
+    // More locks than slots: this one stays inherited, as every lock did before the slots.
+}
+
+void forget_lock(int fd) {
+    for (std::atomic<int> &slot : lock_fds) {
+        int mine = fd + 1;
+        if (slot.compare_exchange_strong(mine, 0)) return;
+    }
+}
+
 } // namespace
 
 WriteLock::WriteLock(const std::string &path) {
@@ -48,9 +80,13 @@ WriteLock::WriteLock(const std::string &path) {
         if (fd_ >= 0) ::close(fd_);
         throw UserError(path + ": another process is writing this dataset");
     }
+    remember_lock(fd_);
 }
 
-WriteLock::~WriteLock() { ::close(fd_); }
+WriteLock::~WriteLock() {
+    forget_lock(fd_);
+    ::close(fd_);
+}
 
 struct DatasetWriter::Impl {
     std::string path;

@@ -24,6 +24,7 @@ namespace schedforge::datasets {
 
 // A claim on a dataset file that excludes every other schedforge writer: an fcntl
 // open-file-description lock, which HDF5's own flock() locks (dropped under SWMR) do not see.
+// Forked children do not keep it: it ends with the process that took it.
 class WriteLock {
 public:
     explicit WriteLock(const std::string &path); // UserError if another process holds it

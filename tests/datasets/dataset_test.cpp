@@ -140,6 +140,42 @@ TEST(Dataset, AnUnclosedWriterLeavesAReadableResumableFile) {
     EXPECT_TRUE(ds::verify_dataset(path).ok()) << ds::verify_dataset(path).problems.front();
 }
 
+// A writer's forked children (benchmark workers, timing rounds) may outlive it by a moment when it
+// is killed; the file must be free to reopen as soon as the writer itself is gone.
+TEST(Dataset, AForkedChildDoesNotKeepTheWriteLock) {
+    const fs::path dir = scratch("dataset_lock_fork");
+    fs::create_directories(dir);
+    const std::string path = (dir / "l.h5").string();
+    auto w = ds::DatasetWriter::create(path, test_file_info());
+    w->add_pipeline(test_pipeline(1, 2));
+    int go[2];
+    ASSERT_EQ(::pipe(go), 0);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) { // lives until the parent has reopened the file
+        char c;
+        ::close(go[1]);
+        (void)!::read(go[0], &c, 1);
+        ::_exit(0);
+    }
+    ::close(go[0]);
+    w->close();
+    w.reset();
+    std::string error;
+    try {
+        auto again = ds::DatasetWriter::reopen(path);
+        again->add_schedule(test_schedule(0, 0, 2));
+        again->close();
+    } catch (const UserError &e) {
+        error = e.what();
+    }
+    ::close(go[1]); // the child ends
+    int status = 0;
+    waitpid(child, &status, 0);
+    EXPECT_EQ(error, "");
+    EXPECT_EQ(ds::DatasetReader::open(path)->num_schedules(), 1u);
+}
+
 // Overwrites four bytes in the middle of the first chunk of `dataset` (stored compressed and
 // checksummed: the damage shows on reading it).
 void corrupt_first_chunk(const std::string &path, const char *dataset) {

@@ -16,7 +16,7 @@ namespace schedforge::testing {
 inline void wait_for_schedules(const std::string &path, uint64_t n) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
     while (std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
         if (!std::filesystem::exists(path)) continue;
         try {
             if (datasets::DatasetReader::open(path)->num_schedules() >= n) return;
