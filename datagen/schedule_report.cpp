@@ -234,11 +234,17 @@ Report run_schedule_report(const ReportConfig &config, const std::string &datase
         p.member.predicted = kNaN;
         p.job.prepare = [config, r, target, machine]() {
             BuiltSubject b = build(config);
-            if (r == "manual")
+            std::string payload;
+            if (r == "manual") {
                 apps::schedule_manual(b.app, target);
-            else
-                runner::run_halide_autoscheduler(r, b.pipeline, target, machine);
-            return runner::PreparedJob{b.pipeline, b.output};
+            } else { // its schedule's source goes to schedules/ beside the population's
+                const Halide::AutoSchedulerResults done =
+                    runner::run_halide_autoscheduler(r, b.pipeline, target, machine);
+                payload = encode(SchedulePayload{done.schedule_source, "", kNaN, {}, {}});
+            }
+            runner::PreparedJob job{b.pipeline, b.output};
+            job.payload = std::move(payload);
+            return job;
         };
         plan.push_back(std::move(p));
     }

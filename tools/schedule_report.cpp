@@ -12,8 +12,9 @@
 // top-1 regret on the population and, for the worst mis-ranked pairs, the manual model's 31 terms
 // and the stages' costs side by side with the measurements. DIR receives report.md (also printed),
 // population.h5 (the population as a dataset), population.csv, predicted_vs_measured.png
-// (gnuplot) and schedules/ (each member's schedule source). Without --search-config, the model is
-// the search's default on this machine (sampler/machine_calibration.h).
+// (gnuplot) and schedules/ (each member's schedule source, and each Halide autoscheduler's among
+// the references). Without --search-config, the model is the search's default on this machine
+// (sampler/machine_calibration.h).
 #include "datagen/schedule_report.h"
 #include "featurize/cost_terms.h"
 #include "generator/config.h"

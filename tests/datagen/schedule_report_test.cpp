@@ -1,8 +1,8 @@
 // schedule-report: the analysis of a population on numbers with a known answer, the tool as a
 // user runs it on a small random pipeline (report, dataset, plot data, schedules), and bad input.
+#include "datagen/schedule_report.h"
 #include "datasets/reader.h"
 #include "datasets/verify.h"
-#include "datagen/schedule_report.h"
 #include "tests/support/process.h"
 
 #include <gtest/gtest.h>
@@ -101,9 +101,10 @@ TEST(ScheduleReport, BenchmarksAPopulationAndWritesItAsADataset) {
     EXPECT_EQ(modes["dropout"], 2);
     EXPECT_EQ(modes["random"], 2);
     EXPECT_GE(modes["beam"], 1); // a tiny pipeline's final beam may hold a single state
-    int sources = 0;             // each member's schedule source
+    int sources = 0;             // each member's schedule source, and the Halide autoscheduler's
     for (const auto &f : fs::directory_iterator(dir / "r" / "schedules")) sources += f.path().extension() == ".cpp";
-    EXPECT_EQ(sources, int(reader->num_schedules()));
+    EXPECT_EQ(sources, int(reader->num_schedules()) + 1);
+    EXPECT_NE(read_text(dir / "r" / "schedules" / "Mullapudi2016.cpp").find("pipeline.get_func("), std::string::npos);
     const ds::VerifyReport v = ds::verify_dataset(out + "/population.h5");
     EXPECT_TRUE(v.ok()) << v.problems.front();
     EXPECT_TRUE(fs::exists(dir / "r" / "population.csv"));
