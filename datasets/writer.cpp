@@ -59,7 +59,7 @@ void remember_lock(int fd) {
         int free = 0;
         if (slot.compare_exchange_strong(free, fd + 1)) return;
     }
-    // More locks than slots: this one stays inherited, as every lock did before the slots.
+    // More locks than slots (no process holds that many): forked children inherit this one.
 }
 
 void forget_lock(int fd) {
