@@ -55,6 +55,13 @@ void expect_same(const ds::ScheduleRecord &a, const ds::ScheduleRecord &b) {
     EXPECT_EQ(a.timings, b.timings);
 }
 
+// The path of file `file` in a fresh scratch folder `name`.
+std::string scratch_file(const std::string &name, const std::string &file) {
+    const fs::path dir = scratch(name);
+    fs::create_directories(dir);
+    return (dir / file).string();
+}
+
 // Problems, one per line.
 std::string lines(const std::vector<std::string> &problems) {
     std::string all;
@@ -108,9 +115,7 @@ TEST(Dataset, RecordsRoundTripExactly) {
 }
 
 TEST(Dataset, AnUnclosedWriterLeavesAReadableResumableFile) {
-    const fs::path dir = scratch("dataset_killed");
-    fs::create_directories(dir);
-    const std::string path = (dir / "k.h5").string();
+    const std::string path = scratch_file("dataset_killed", "k.h5");
     // A child writes two records and dies without closing (as kill -9 would leave it).
     const pid_t child = fork();
     ASSERT_GE(child, 0);
@@ -143,9 +148,7 @@ TEST(Dataset, AnUnclosedWriterLeavesAReadableResumableFile) {
 // A writer's forked children (benchmark workers, timing rounds) may outlive it by a moment when it
 // is killed; the file must be free to reopen as soon as the writer itself is gone.
 TEST(Dataset, AForkedChildDoesNotKeepTheWriteLock) {
-    const fs::path dir = scratch("dataset_lock_fork");
-    fs::create_directories(dir);
-    const std::string path = (dir / "l.h5").string();
+    const std::string path = scratch_file("dataset_lock_fork", "l.h5");
     auto w = ds::DatasetWriter::create(path, test_file_info());
     w->add_pipeline(test_pipeline(1, 2));
     int go[2];
@@ -365,9 +368,7 @@ TEST(Dataset, PublishWritesACardAnExampleAndAManifestThatChecksACopy) {
 }
 
 TEST(Dataset, VerifyFindsBrokenOffsetsAndValues) {
-    const fs::path dir = scratch("dataset_offsets");
-    fs::create_directories(dir);
-    const std::string path = (dir / "o.h5").string();
+    const std::string path = scratch_file("dataset_offsets", "o.h5");
     auto w = ds::DatasetWriter::create(path, test_file_info());
     w->add_pipeline(test_pipeline(1, 2));
     ds::ScheduleRecord wrong_stages = test_schedule(0, 0, 3); // 3 feature rows, the pipeline has 2
@@ -386,9 +387,7 @@ TEST(Dataset, VerifyFindsBrokenOffsetsAndValues) {
 // With timing rounds the label is the median of the rounds' minima (boundaries not stored): a
 // label among the samples passes, one outside them does not.
 TEST(Dataset, VerifyChecksARoundsLabelLiesAmongItsSamples) {
-    const fs::path dir = scratch("dataset_rounds");
-    fs::create_directories(dir);
-    const std::string path = (dir / "r.h5").string();
+    const std::string path = scratch_file("dataset_rounds", "r.h5");
     ds::FileInfo info = test_file_info();
     info.timing_protocol = "min_samples = 5\nrounds = 3\nlabel = median of the rounds' minima\n";
     EXPECT_EQ(ds::protocol_rounds(info.timing_protocol), 3);
@@ -549,9 +548,7 @@ TEST(Dataset, VirtualMergeReadsAsTheCopyAndNamesMissingOrChangedShards) {
 }
 
 TEST(Dataset, CompactKeepsEveryRecordAndShedsWhatTheFlushesLeft) {
-    const fs::path dir = scratch("dataset_compact");
-    fs::create_directories(dir);
-    const std::string path = (dir / "c.h5").string();
+    const std::string path = scratch_file("dataset_compact", "c.h5");
     auto w = ds::DatasetWriter::create(path, test_file_info()); // durable: a flush per record
     for (uint64_t p = 0; p < 20; p++) {
         const uint64_t row = w->add_pipeline(test_pipeline(500 + p, 3));
