@@ -42,12 +42,28 @@ struct Child {
     size_t index = 0;     // generation order, the tie-break
 };
 
+// An update stage whose own decision is still ahead keeps the generator's placeholder tiling
+// (untiled, vectorized), which spills every accumulator of a reduction. Its decision will keep
+// them in registers where a register block pays, so until then it is priced as if it did: the
+// placeholder's spills (two thirds of a matmul prefix's price) ranked the sites and tiles of a
+// reduction's Func by an artifact the next decision removes, and the beam lost the register
+// blocks' sites. `decided`: the number of decisions taken.
+void price_pending_updates(std::vector<sf::StageFeatures> &features, const std::vector<Decision> &decisions,
+                           size_t decided) {
+    for (size_t d = decided; d < decisions.size(); d++) {
+        if (decisions[d].stage == 0) continue;
+        for (sf::StageFeatures &s : features) {
+            if (s.node == decisions[d].node && s.stage == decisions[d].stage) s.features.accumulator_bytes_spilled = 0;
+        }
+    }
+}
+
 // The goal's prefix after each decision, replayed through the generator, and its cost. A choice
 // the generator does not offer (a tiling thinned away, a site a rule forbids) is spliced into a
 // child of the prefix so that the later steps can still be priced.
 std::vector<sf::LoopNest> replay_goal(const sf::FunctionDAG &dag, const Halide::Target &target, CostModel &model,
                                       const SuccessorGenerator &generator, const sf::CacheSizes &caches,
-                                      FollowPath &follow) {
+                                      bool pending_in_registers, FollowPath &follow) {
     const std::vector<Decision> &decisions = generator.decisions();
     follow.steps.assign(decisions.size(), FollowStep{});
     std::vector<sf::LoopNest> prefixes;
@@ -82,7 +98,8 @@ std::vector<sf::LoopNest> replay_goal(const sf::FunctionDAG &dag, const Halide::
             if (f.stages.size() != want.stages.size()) f.stages = want.stages;
             if (k < f.stages.size()) f.stages[k] = want.stages[k];
         }
-        const std::vector<sf::StageFeatures> features = sf::compute_schedule_features(dag, prefix, target, caches);
+        std::vector<sf::StageFeatures> features = sf::compute_schedule_features(dag, prefix, target, caches);
+        if (pending_in_registers) price_pending_updates(features, decisions, d + 1);
         for (const sf::StageFeatures &s : features) {
             if (s.scheduled && s.node == dec.node && generator.pruned(prefix, s)) step.pruned = true;
         }
@@ -195,7 +212,8 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
     tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
     common::Rng rng(common::derive_seed(options.seed, 0x5ea4c4));
     const std::vector<sf::LoopNest> goal_prefixes =
-        follow ? replay_goal(dag, target, model, generator, caches, *follow) : std::vector<sf::LoopNest>();
+        follow ? replay_goal(dag, target, model, generator, caches, options.price_pending_updates, *follow)
+               : std::vector<sf::LoopNest>();
 
     SearchResult result;
     StatePtr best;
@@ -234,6 +252,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
                                          ? sf::update_schedule_features(dag, c.nest, target, c.parent->features,
                                                                         decisions[at].node, &reused[i], caches)
                                          : sf::compute_schedule_features(dag, c.nest, target, caches);
+                        if (options.price_pending_updates) price_pending_updates(c.features, decisions, at + 1);
                     });
                 });
                 result.stats.featurize_seconds += seconds_since(t);

@@ -158,6 +158,8 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
             r.on("weights", [&](const YAML::Node &m, const std::string &mk) { o.weights = yaml::text(m, mk, source); });
             r.on("single_pass_hash_penalty",
                  [&](const YAML::Node &m, const std::string &mk) { o.single_pass_hash_penalty = boolean(m, mk); });
+            r.on("price_pending_updates",
+                 [&](const YAML::Node &m, const std::string &mk) { o.price_pending_updates = boolean(m, mk); });
             r.on("memoize_features",
                  [&](const YAML::Node &m, const std::string &mk) { o.memoize_features = boolean(m, mk); });
             r.run();

@@ -120,6 +120,12 @@ struct SearchOptions {
     // predicted costs fell 2.9% (geomean, 16 apps) but the apps ran 0.94x as fast in two runs on
     // an Intel Xeon (configs/search/default.yaml has the figures).
     int twin_lookahead = 0;
+    // An update stage whose decision is still ahead is priced with its accumulators in registers
+    // (beam_search.cpp: price_pending_updates), not with the placeholder tiling's spills. Off by
+    // default: it rescued matmul's register blocks under a trial feature change that was not
+    // kept (76-81 ms without it, 28-32 with, Zen 3), and with the current features it finds the
+    // same nests on 14 of 16 apps and a slower conv_relu (configs/search/default.yaml).
+    bool price_pending_updates = false;
     bool memoize_features = true; // children reuse the parent's features where a decision cannot change them
     PruningRules pruning;
     SpaceRules space;

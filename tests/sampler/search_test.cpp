@@ -484,6 +484,73 @@ TEST(BeamSearch, FollowingAnotherNestEndsAtItsOwnCost) {
     EXPECT_GT(lost, 0); // random nests are not what a beam of 8 keeps
 }
 
+// A reduction's update keeps the generator's placeholder tiling (untiled) from its Func's first
+// decision to its own, and that tiling spills every accumulator. Until its decision the prefix is
+// priced as if the update kept them in registers (search.price_pending_updates); from then on,
+// and with the rule off, as it is.
+TEST(BeamSearch, PendingUpdatesArePricedWithTheirAccumulatorsInRegisters) {
+    Halide::ImageParam A(Halide::Float(32), 2, "A"), B(Halide::Float(32), 2, "B");
+    Halide::Var x("x"), y("y");
+    Halide::RDom k(0, 256, "k");
+    Halide::Func out("out");
+    out(x, y) = 0.f;
+    out(x, y) += A(k, y) * B(x, k);
+    A.set_estimates({{0, 256}, {0, 256}});
+    B.set_estimates({{0, 256}, {0, 256}});
+    out.set_estimates({{0, 256}, {0, 256}});
+    const sf::FunctionDAG dag = sf::FunctionDAG::build(Halide::Pipeline(out));
+    SearchOptions o = options(8, 1);
+    o.price_pending_updates = true;
+    const SuccessorGenerator gen(dag, strict_target(), o);
+    const std::vector<Decision> &decisions = gen.decisions();
+    ASSERT_GE(decisions.size(), 2u);
+    const int node = decisions[0].node;
+    ASSERT_EQ(decisions[1].node, node);
+    ASSERT_EQ(decisions[1].stage, 1);
+    // The goal: out at root as the first child has it, the update in its placeholder tiling, the
+    // inputs' wrappers inlined.
+    const std::vector<sf::LoopNest> children = gen.successors(sf::LoopNest(dag), 0);
+    ASSERT_FALSE(children.empty());
+    sf::LoopNest goal = children.front();
+    for (size_t i = 0; i < dag.nodes.size(); i++) {
+        if (int(i) != node && sf::can_inline(dag, int(i)))
+            goal.funcs[i] = {sf::Site::inlined(), sf::Site::inlined(), {}};
+    }
+    ASSERT_EQ(goal.validate(dag), "");
+    auto price = [&](const sf::LoopNest &nest, bool pending) {
+        std::vector<sf::StageFeatures> features =
+            sf::compute_schedule_features(dag, nest, strict_target(), o.cache_sizes());
+        for (sf::StageFeatures &f : features) {
+            if (pending && f.node == node && f.stage == 1) f.features.accumulator_bytes_spilled = 0;
+        }
+        ManualCostModel model(o.coefficients);
+        model.set_pipeline(dag, o.target_cores());
+        std::vector<double> cost;
+        model.evaluate({&features}, cost);
+        return cost.at(0);
+    };
+    const std::vector<sf::StageFeatures> features =
+        sf::compute_schedule_features(dag, goal, strict_target(), o.cache_sizes());
+    const auto update = std::find_if(features.begin(), features.end(),
+                                     [&](const sf::StageFeatures &f) { return f.node == node && f.stage == 1; });
+    ASSERT_NE(update, features.end());
+    ASSERT_GT(update->features.accumulator_bytes_spilled, 0); // the placeholder spills
+    FollowPath follow{goal, {}};
+    ManualCostModel model(o.coefficients);
+    beam_search(dag, strict_target(), model, o, &follow);
+    sf::LoopNest first(dag);
+    first.funcs[size_t(node)] = goal.funcs[size_t(node)];
+    EXPECT_DOUBLE_EQ(follow.steps[0].cost, price(first, true));
+    EXPECT_LT(follow.steps[0].cost, price(first, false));
+    EXPECT_DOUBLE_EQ(follow.steps.back().cost, price(goal, false));
+    // search.price_pending_updates off: every prefix as it is.
+    SearchOptions off = o;
+    off.price_pending_updates = false;
+    FollowPath plain{goal, {}};
+    beam_search(dag, strict_target(), model, off, &plain);
+    EXPECT_DOUBLE_EQ(plain.steps[0].cost, price(first, false));
+}
+
 // search.spread_cost_twins: of a run of twins longer than the limit, the kept ones are the first
 // half in order and the others from the middles of the rest; shorter runs keep their order.
 TEST(BeamSearch, TwinOrderSpreadsTheKeptTwinsOverTheRun) {
@@ -1067,6 +1134,7 @@ TEST(SearchOptionsFile, DefaultConfigIsTheBuiltInDefaults) {
     EXPECT_EQ(file.spread_cost_twins, builtin.spread_cost_twins);
     EXPECT_EQ(file.twin_lookahead, builtin.twin_lookahead);
     EXPECT_EQ(file.memoize_features, builtin.memoize_features);
+    EXPECT_EQ(file.price_pending_updates, builtin.price_pending_updates);
     EXPECT_EQ(file.hash_penalty, builtin.hash_penalty);
     EXPECT_EQ(file.single_pass_hash_penalty, builtin.single_pass_hash_penalty);
     EXPECT_EQ(file.pruning.max_recompute, builtin.pruning.max_recompute);
@@ -1086,6 +1154,11 @@ TEST(SearchOptionsFile, ReadsTheTwinRules) {
     const SearchOptions o = parse_search_options("search:\n  twin_lookahead: 8\n  spread_cost_twins: true\n", "t.yaml");
     EXPECT_EQ(o.twin_lookahead, 8);
     EXPECT_TRUE(o.spread_cost_twins);
+}
+
+TEST(SearchOptionsFile, ReadsThePendingUpdatesRule) {
+    EXPECT_FALSE(SearchOptions().price_pending_updates);
+    EXPECT_TRUE(parse_search_options("search:\n  price_pending_updates: true\n", "t.yaml").price_pending_updates);
 }
 
 TEST(SearchOptionsFile, DropoutForAGreedyChance) {
