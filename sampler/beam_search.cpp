@@ -42,12 +42,12 @@ struct Child {
     size_t index = 0;     // generation order, the tie-break
 };
 
-// An update stage whose own decision is still ahead keeps the generator's placeholder tiling
-// (untiled, vectorized), which spills every accumulator of a reduction. Its decision will keep
-// them in registers where a register block pays, so until then it is priced as if it did: the
-// placeholder's spills (two thirds of a matmul prefix's price) ranked the sites and tiles of a
-// reduction's Func by an artifact the next decision removes, and the beam lost the register
-// blocks' sites. `decided`: the number of decisions taken.
+// search.price_pending_updates: an update stage whose own decision is still ahead keeps the
+// generator's placeholder tiling (untiled, vectorized), which spills every accumulator of a
+// reduction; its decision may keep them in registers, so until then it is priced as if it did.
+// The placeholder's spills (two thirds of a matmul prefix's price) rank the sites and tiles of a
+// reduction's Func by an artifact the next decision removes: under a trial feature change the
+// beam lost matmul's register blocks that way. `decided`: the number of decisions taken.
 void price_pending_updates(std::vector<sf::StageFeatures> &features, const std::vector<Decision> &decisions,
                            size_t decided) {
     for (size_t d = decided; d < decisions.size(); d++) {
