@@ -203,6 +203,7 @@ TimingResult get_timing(ByteReader &r) {
 // parent reports a crash in a round as it would report one in the worker.
 TimingResult time_round_in_child(const TimingProtocol &protocol, int threads, const std::function<void()> &run) {
     const ChildOutcome c = run_in_child([&]() {
+        claim_main_arena(); // the child's one thread, before the pool's
         ByteWriter w;
         try {
             const TimingResult t = time_runs(protocol, threads, run);
@@ -255,6 +256,7 @@ TimingResult time_round_in_child(const TimingProtocol &protocol, int threads, co
     const int cpus = options.machine_lock.empty() ? allowed_cpus() : widen_to_machine();
     const int threads = options.timing.threads > 0 ? options.timing.threads : cpus;
     setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/1);
+    claim_main_arena(); // for rounds timed here (GPU jobs, rounds without processes of their own)
     bool compiled = false;
     auto fail = [&](const JobFailure &f) {
         ByteWriter w;

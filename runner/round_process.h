@@ -2,13 +2,15 @@
 //
 // A schedule's time can depend on the process that runs it, not only on the machine's moment.
 // On the 2-core Zen 5 VM of corpora/README.md, one held-out schedule ran at 0.59 ms in 10 of 14
-// processes and at 5.2 ms in the other 4, steady within each: glibc gives the Halide pool's
-// worker thread an arena of its own, and which thread allocates which tile's buffers, and so
-// whether the pages they free are trimmed and faulted in again on every run, settles early in
-// a process. Rounds taken in one process are then one draw, however many there are. Timing each
-// round in a child forked from the compiled worker (which has run no Halide code, so it has no
-// thread pool that a fork would lose) makes each round a draw of its own, and the label, the
-// median of the rounds' minima, the time of the usual process.
+// processes and at 5.2 ms in the other 4, steady within each. The cause, found later: in such a
+// process the calling thread and the Halide pool's worker raced for their first glibc arena, and
+// where both took the main one, their tasks' buffers together passed the trim threshold and were
+// faulted in again at every run. Each process now claims the main arena for its calling thread
+// first (claim_main_arena in system_allocator.h), as a user's program has it. Rounds taken in
+// one process are still one draw of whatever else settles early in a process; timing each round
+// in a child forked from the compiled worker (which has run no Halide code, so it has no thread
+// pool that a fork would lose) makes each round a draw of its own, and the label, the median of
+// the rounds' minima, the time of the usual process.
 #pragma once
 
 #include <Halide.h>

@@ -61,6 +61,11 @@ void system_free(void *p) {
     if (p) c_library.free(static_cast<void **>(p)[-1]);
 }
 
+void claim_main_arena() {
+    // A single-threaded process's malloc serves it from the main arena and binds the thread there.
+    system_free(system_malloc(1));
+}
+
 void use_system_allocator(Halide::Pipeline &p) {
     Halide::JITHandlers &h = p.jit_handlers();
     h.custom_malloc = [](Halide::JITUserContext *, size_t bytes) { return system_malloc(bytes); };

@@ -25,6 +25,16 @@ constexpr size_t kSystemAllocatorAlignment = 128;
 void *system_malloc(size_t bytes);
 void system_free(void *p); // p from system_malloc, or nullptr
 
+// Gives the calling thread glibc's main arena, as a program's main thread has it, so that each
+// thread Halide's pool starts afterwards takes an arena of its own. Call it while the process has
+// no other thread, before any pipeline runs. Without it, in a process forked from one that never
+// called glibc's malloc (the runner's workers and timing rounds: the programs allocate with
+// jemalloc), the calling thread and the pool's worker race for their first arena and in about
+// half of such processes both take the main one, where tasks' buffers freed together pass the
+// trim threshold and are faulted in again at every run: one held-out schedule ran 3.5 or 21 ms
+// by that draw alone (2 threads, the Zen 5 VM that hands freed pages back).
+void claim_main_arena();
+
 // Makes `p`'s JIT runs allocate with system_malloc and system_free: whatever times or profiles a
 // schedule's runs (the runner, the stage profile) must see the allocator a user's program has.
 void use_system_allocator(Halide::Pipeline &p);

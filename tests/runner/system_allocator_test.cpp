@@ -1,14 +1,20 @@
 // Timed code allocates from glibc's heap even where the program links jemalloc
 // (runner/system_allocator.h): the runner's JIT malloc takes its memory from glibc's arena, aligned
 // as Halide's runtime aligns; and in a program built with jemalloc, plain malloc is jemalloc's.
+#include "runner/round_process.h"
 #include "runner/system_allocator.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <malloc.h>
+#include <string>
+#include <thread>
+#include <unistd.h>
 
 namespace schedforge::runner {
 namespace {
@@ -30,6 +36,51 @@ TEST(SystemAllocator, AllocatesAlignedFromGlibcsHeap) {
 }
 
 TEST(SystemAllocator, NoMemoryIsANullPointer) { EXPECT_EQ(system_malloc(SIZE_MAX - 4096), nullptr); }
+
+// Whether a block lies in glibc's main arena, which grows the program break (the other arenas
+// are mappings of their own, far above it).
+bool in_main_arena(const void *p) {
+    const char *brk = static_cast<const char *>(sbrk(0)), *q = static_cast<const char *>(p);
+    return q < brk && brk - q < (std::ptrdiff_t(1) << 32);
+}
+
+// A timing round's process: forked from a thread that never called glibc's malloc, it claims the
+// main arena, then it and a second thread (the pool's worker) take their first blocks at once.
+// Each must come from an arena of its own thread's, the caller's the main one, in every process:
+// without the claim, about half such processes put both in the main arena (runner/system_allocator.h).
+TEST(SystemAllocator, AClaimOfTheMainArenaLeavesTheWorkerAnArenaOfItsOwn) {
+    constexpr int kProcesses = 24;
+    std::string arenas;
+    std::thread forker([&]() {
+        for (int i = 0; i < kProcesses; i++) {
+            const ChildOutcome c = run_in_child([]() {
+                claim_main_arena();
+                std::atomic<int> ready{0};
+                void *theirs = nullptr;
+                std::thread worker([&]() {
+                    ready++;
+                    while (ready < 2) {
+                    }
+                    theirs = system_malloc(100000); // below the mmap threshold: from an arena
+                });
+                ready++;
+                while (ready < 2) {
+                }
+                void *mine = system_malloc(100000);
+                worker.join();
+                std::string where = {in_main_arena(mine) ? 'M' : 'o', in_main_arena(theirs) ? 'M' : 'o'};
+                system_free(mine);
+                system_free(theirs);
+                return where + " ";
+            });
+            arenas += c.returned ? c.bytes : std::string("failed ");
+        }
+    });
+    forker.join();
+    std::string expected;
+    for (int i = 0; i < kProcesses; i++) expected += "Mo ";
+    EXPECT_EQ(arenas, expected) << "caller / worker arena per process (M: main, o: another)";
+}
 
 #ifdef SCHEDFORGE_FAST_MALLOC
 TEST(SystemAllocator, ThePrograms_MallocIsNotGlibcs) {
