@@ -46,8 +46,8 @@ bool in_main_arena(const void *p) {
 
 // A timing round's process: forked from a thread that never called glibc's malloc, it claims the
 // main arena, then it and a second thread (the pool's worker) take their first blocks at once.
-// Each must come from an arena of its own thread's, the caller's the main one, in every process:
-// without the claim, about half such processes put both in the main arena (runner/system_allocator.h).
+// In every process each thread's block must come from an arena of its own, the caller's from the
+// main one: without the claim, about half such processes put both in the main arena.
 TEST(SystemAllocator, AClaimOfTheMainArenaLeavesTheWorkerAnArenaOfItsOwn) {
     constexpr int kProcesses = 24;
     std::string arenas;
