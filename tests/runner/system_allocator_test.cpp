@@ -56,16 +56,17 @@ TEST(SystemAllocator, AClaimOfTheMainArenaLeavesTheWorkerAnArenaOfItsOwn) {
             const ChildOutcome c = run_in_child([]() {
                 claim_main_arena();
                 std::atomic<int> ready{0};
-                void *theirs = nullptr;
-                std::thread worker([&]() {
+                auto meet = [&]() { // both threads allocate at once
                     ready++;
                     while (ready < 2) {
                     }
+                };
+                void *theirs = nullptr;
+                std::thread worker([&]() {
+                    meet();
                     theirs = system_malloc(100000); // below the mmap threshold: from an arena
                 });
-                ready++;
-                while (ready < 2) {
-                }
+                meet();
                 void *mine = system_malloc(100000);
                 worker.join();
                 std::string where = {in_main_arena(mine) ? 'M' : 'o', in_main_arena(theirs) ? 'M' : 'o'};
