@@ -77,9 +77,9 @@ private:
                 break;
             case HeapScope::Event::Repeat:
                 if (e.parallel && thread_ == 0 && arenas_.size() > 1) {
-                    share_out(e.scope, e.iterations, faults);
+                    share_out(e.runs, faults);
                 } else {
-                    repeat(e.scope, e.iterations, faults);
+                    for (const HeapScope::Run &r : e.runs) repeat(r.scope, r.iterations, faults);
                 }
                 break;
             }
@@ -87,15 +87,12 @@ private:
         for (auto it = live.rbegin(); it != live.rend(); ++it) release(it->second); // not freed: at the end
     }
 
-    // A parallel loop's `n` iterations of scope `s`: the first n / threads on this thread, the
-    // rest shared among the others (the first ones one more), each in its own arena.
-    void share_out(int s, int64_t n, std::vector<double> &faults) {
-        const int64_t threads = int64_t(arenas_.size()), own = n / threads;
-        const int64_t rest = n - own, others = threads - 1;
-        repeat(s, own, faults);
-        for (int64_t t = 1; t < threads; t++) {
-            thread_ = size_t(t);
-            repeat(s, rest / others + (t <= rest % others ? 1 : 0), faults);
+    // A parallel loop's tasks, each thread's share (shares_of_threads) in its own arena.
+    void share_out(const std::vector<HeapScope::Run> &runs, std::vector<double> &faults) {
+        const std::vector<std::vector<HeapScope::Run>> shares = shares_of_threads(runs, int(arenas_.size()));
+        for (size_t t = 0; t < shares.size(); t++) {
+            thread_ = t;
+            for (const HeapScope::Run &r : shares[t]) repeat(r.scope, r.iterations, faults);
         }
         thread_ = 0;
     }
@@ -209,6 +206,30 @@ private:
 };
 
 } // namespace
+
+std::vector<std::vector<HeapScope::Run>> shares_of_threads(const std::vector<HeapScope::Run> &runs, int threads) {
+    int64_t n = 0;
+    for (const HeapScope::Run &r : runs) n += r.iterations * r.tasks;
+    threads = std::max(threads, 1);
+    const int64_t own = n / threads, rest = n - own, others = std::max(threads - 1, 1);
+    std::vector<std::vector<HeapScope::Run>> shares(static_cast<size_t>(threads));
+    size_t i = 0;      // the run being handed out
+    int64_t taken = 0; // of its iterations
+    for (int t = 0; t < threads; t++) {
+        int64_t share = t == 0 ? own : rest / others + (t <= rest % others ? 1 : 0);
+        if (t == threads - 1) share = n; // all that is left
+        while (i < runs.size() && share > 0) {
+            const HeapScope::Run &r = runs[i];
+            const int64_t k = std::min(r.iterations - taken, (2 * share + r.tasks) / (2 * r.tasks)); // nearest row
+            if (k == 0) break;
+            shares[size_t(t)].push_back({r.scope, k, r.tasks});
+            share -= k * r.tasks;
+            taken += k;
+            if (taken == r.iterations) i++, taken = 0;
+        }
+    }
+    return shares;
+}
 
 std::vector<double> glibc_faults_per_run(const std::vector<HeapScope> &scopes, int num_owners, int threads) {
     if (scopes.empty()) return std::vector<double>(size_t(num_owners), 0.0);

@@ -33,6 +33,12 @@
 // below it in a thread's (iir_blur's four 15 MiB passes, three tasks on two threads: 7,648
 // pages a run refault in the main arena's one task and none in the worker's two). The thresholds
 // are the process's, shared. A parallel loop inside a task runs on the task's thread.
+//
+// Tasks need not be alike: Halide sizes a task's buffers by that task's region (a tile at the
+// image's edge, the bounding box of a direct and a transposed read, which grows with the task
+// index), and the largest block anywhere sets the thresholds for all. So a loop's iterations
+// come as runs of scopes in their order, and a thread's share is cut from that order (a run
+// whose scope is a row of several tasks goes to one thread whole, cut at the nearest row).
 #pragma once
 
 #include <cstdint>
@@ -43,20 +49,30 @@ namespace schedforge::featurize {
 // One iteration of a loop body, as the heap sees it: blocks allocated and freed (at most one live
 // block per owner within an iteration), and inner loops run.
 struct HeapScope {
+    // Consecutive iterations of an inner loop whose bodies are alike: `iterations` of scope
+    // `scope` (an index into the scopes), each standing for `tasks` iterations of the loop (more
+    // than one where the scope is itself a row of runs: a parallel loop fused from several).
+    struct Run {
+        int scope = 0;
+        int64_t iterations = 0, tasks = 1;
+    };
     struct Event {
         enum Kind { Allocate, Free, Repeat } kind;
-        int owner = 0;          // Allocate, Free: who the faults are counted for (a Func's node)
-        int64_t bytes = 0;      // Allocate: as the program asks for them
-        int scope = 0;          // Repeat: the inner loop's body (an index into the scopes)
-        int64_t iterations = 0; // Repeat: its iterations per iteration of this one
-        bool parallel = false;  // Repeat: shared out among the threads
+        int owner = 0;         // Allocate, Free: who the faults are counted for (a Func's node)
+        int64_t bytes = 0;     // Allocate: as the program asks for them
+        std::vector<Run> runs; // Repeat: an inner loop, its iterations in order
+        bool parallel = false; // Repeat: shared out among the threads
     };
     std::vector<Event> events;
 
-    void allocate(int owner, int64_t bytes) { events.push_back({Event::Allocate, owner, bytes, 0, 0}); }
-    void free(int owner) { events.push_back({Event::Free, owner, 0, 0, 0}); }
+    void allocate(int owner, int64_t bytes) { events.push_back({Event::Allocate, owner, bytes, {}, false}); }
+    void free(int owner) { events.push_back({Event::Free, owner, 0, {}, false}); }
     void repeat(int scope, int64_t iterations, bool parallel = false) {
-        events.push_back({Event::Repeat, 0, 0, scope, iterations, parallel});
+        repeat(std::vector<Run>{{scope, iterations, 1}}, parallel);
+    }
+    // A loop whose iterations differ (a parallel loop's tasks sized by their tiles): runs in order.
+    void repeat(std::vector<Run> runs, bool parallel = false) {
+        events.push_back({Event::Repeat, 0, 0, std::move(runs), parallel});
     }
 };
 
@@ -66,6 +82,11 @@ inline constexpr int64_t kTopPadBytes = 128 * 1024;
 inline constexpr int64_t kInitialMmapThresholdBytes = 128 * 1024;
 inline constexpr int64_t kMaxDynamicMmapThresholdBytes = 32 * 1024 * 1024;
 inline constexpr int64_t kRequestOverheadBytes = 136;
+
+// A parallel loop's tasks, `runs` in order, shared among `threads` threads: the calling one
+// takes the first n / threads, the others the rest in order (the first ones one more); a share
+// ends at the row nearest its count, and the last thread takes what is left.
+std::vector<std::vector<HeapScope::Run>> shares_of_threads(const std::vector<HeapScope::Run> &runs, int threads);
 
 // The bytes each owner (0 .. num_owners-1) faults in per run once runs repeat (the fourth run of
 // scopes[0], which runs once a run and holds the rest), through a fresh process's arenas, its

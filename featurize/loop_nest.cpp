@@ -1189,4 +1189,17 @@ LoopNestBounds::RunTotals LoopNestBounds::run_totals(const std::vector<bool> *wa
     return RunTotalsWalk(dag_, nest_, wanted).run(*this);
 }
 
+std::vector<int64_t> LoopNestBounds::allocated_points_in_tile(StageRef host, int level, const Region &tile,
+                                                              const std::vector<int> &nodes) const {
+    LoopNestBounds child(*this, {host, level, tile});
+    std::vector<int64_t> out;
+    out.reserve(nodes.size());
+    for (int n : nodes) {
+        const Site &store = nest_.funcs[size_t(n)].store;
+        const Realization r = child.realization(n, store);
+        out.push_back(r.allocated ? region_points(allocated_region(dag_.nodes[size_t(n)], store, r.region)) : 0);
+    }
+    return out;
+}
+
 } // namespace schedforge::featurize

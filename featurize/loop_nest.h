@@ -276,6 +276,11 @@ public:
     };
     // Only Funcs marked in `wanted` (all when null) are exact; others may be left at zero.
     RunTotals run_totals(const std::vector<bool> *wanted = nullptr);
+    // The points each of `nodes` allocates at its store site where the tile of `host` at `level`
+    // is `tile` (deeper levels at their middle tiles): one iteration's own sizes, as Halide
+    // computes them (0 where that iteration does not allocate it).
+    std::vector<int64_t> allocated_points_in_tile(StageRef host, int level, const Region &tile,
+                                                  const std::vector<int> &nodes) const;
 
     // Per Func: its region at its store site and each stage's loop bounds per production (at the
     // middle tile of every enclosing site), and the tile classes of every level that hosts Funcs.

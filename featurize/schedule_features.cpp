@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -403,7 +404,10 @@ private:
         std::vector<StageRef> readers;
         for (auto a = allocations_.rbegin(); a != allocations_.rend(); ++a) {
             if (a->bytes <= kStackAllocationBytes || !(a->store == site)) continue;
-            Lifetime l{a->node, -1, -1, a->bytes};
+            const double bytes =
+                task_bytes_.empty() || task_bytes_[size_t(a->node)] < 0 ? a->bytes : task_bytes_[size_t(a->node)];
+            if (bytes <= 0) continue; // not allocated in this task
+            Lifetime l{a->node, -1, -1, bytes};
             readers.clear();
             reading_stages(dag_, nest_, a->node, readers);
             for (int k = 0; k < int(body.size()); k++) {
@@ -421,10 +425,14 @@ private:
         HeapScope scope;
         auto inner = [&](StageRef s, int level) {
             if (level >= tiling(s).levels()) return;
-            const int child = heap_scope(Site::at(s, level), scopes);
             // A parallel root stage's outer level: its tasks, shared among the threads.
-            const bool tasks = level == 0 && nest_.compute_site(s).kind == Site::Root && tiling(s).parallel;
-            if (child >= 0) scope.repeat(child, b_.level_trips(s, level), tasks);
+            if (level == 0 && nest_.compute_site(s).kind == Site::Root && tiling(s).parallel) {
+                std::vector<HeapScope::Run> runs = task_runs(s, scopes);
+                if (!runs.empty()) scope.repeat(std::move(runs), true);
+                return;
+            }
+            const int child = heap_scope(Site::at(s, level), scopes);
+            if (child >= 0) scope.repeat(child, b_.level_trips(s, level));
         };
         for (int k = 0; k < int(body.size()); k++) {
             for (const Lifetime &l : blocks) {
@@ -446,6 +454,109 @@ private:
         }
         scopes[size_t(index)] = std::move(scope);
         return index;
+    }
+    // A parallel root stage's tasks as runs of heap scopes in task order (Halide fuses the
+    // stage's outer loops into one, the innermost running fastest). Halide sizes a task's buffers
+    // by that task's region, which changes at the image's edges and, where a Func is read both
+    // directly and transposed, with the task's place: per class of the tiles along each loop
+    // (tile_classes), the other loops at their middle tile, the sizes' ratios to the middle
+    // tile's, combined as independent factors (as run_totals combines regions). Empty where no
+    // task touches the heap.
+    std::vector<HeapScope::Run> task_runs(StageRef s, std::vector<HeapScope> &scopes) {
+        const Site task = Site::at(s, 0);
+        std::vector<const Allocation *> inside;
+        std::vector<int> nodes;
+        for (const Allocation &a : allocations_) {
+            if (a.bytes <= kStackAllocationBytes || !nest_.contains(task, a.store)) continue;
+            inside.push_back(&a);
+            nodes.push_back(a.node);
+        }
+        const std::vector<std::vector<LoopNestBounds::TileClass>> classes =
+            inside.empty() ? std::vector<std::vector<LoopNestBounds::TileClass>>{} : b_.tile_classes(s, 0);
+        // Per loop, its classes in order, with each one's ratios to the middle tile's sizes
+        // (none where every class along the loop allocates alike).
+        struct Class {
+            int64_t count;
+            std::vector<double> ratios;
+        };
+        std::vector<std::vector<Class>> loops(classes.size());
+        bool varies = false;
+        const Region mid = inside.empty() ? Region{} : b_.tile_bounds(s, 0);
+        for (size_t l = 0; l < classes.size(); l++) {
+            int64_t count = 0;
+            bool alike = true;
+            for (const LoopNestBounds::TileClass &c : classes[l]) {
+                Class k{c.count, std::vector<double>(inside.size(), 1.0)};
+                count += c.count;
+                if (!(c.span == mid[l])) {
+                    Region tile = mid;
+                    tile[l] = c.span;
+                    const std::vector<int64_t> points = b_.allocated_points_in_tile(s, 0, tile, nodes);
+                    for (size_t i = 0; i < inside.size(); i++) {
+                        k.ratios[i] = double(points[i]) * bpp(inside[i]->node) / inside[i]->bytes;
+                        alike = alike && k.ratios[i] == 1;
+                    }
+                }
+                loops[l].push_back(std::move(k));
+            }
+            if (alike) loops[l] = {{count, {}}};
+            varies = varies || !alike;
+        }
+        if (!varies) {
+            const int child = heap_scope(task, scopes);
+            return child < 0 ? std::vector<HeapScope::Run>{}
+                             : std::vector<HeapScope::Run>{{child, b_.level_trips(s, 0), 1}};
+        }
+        std::map<std::vector<int64_t>, int> leaves; // a task's sizes -> its scope
+        auto append = [](std::vector<HeapScope::Run> &runs, const HeapScope::Run &r) {
+            if (!runs.empty() && runs.back().scope == r.scope && runs.back().tasks == r.tasks) {
+                runs.back().iterations += r.iterations;
+            } else {
+                runs.push_back(r);
+            }
+        };
+        // The tasks of loops 0..l (the outer ones' classes fixed, their ratios multiplied in `ratios`).
+        std::function<std::vector<HeapScope::Run>(int, const std::vector<double> &)> tasks =
+            [&](int l, const std::vector<double> &ratios) -> std::vector<HeapScope::Run> {
+            if (l < 0) {
+                std::vector<int64_t> bytes(inside.size());
+                for (size_t i = 0; i < inside.size(); i++) bytes[i] = std::llround(inside[i]->bytes * ratios[i]);
+                auto it = leaves.find(bytes);
+                if (it == leaves.end()) {
+                    task_bytes_.assign(dag_.nodes.size(), -1);
+                    for (size_t i = 0; i < inside.size(); i++) task_bytes_[size_t(inside[i]->node)] = double(bytes[i]);
+                    int child = heap_scope(task, scopes);
+                    task_bytes_.clear();
+                    if (child < 0) { // this task touches no heap
+                        child = int(scopes.size());
+                        scopes.emplace_back();
+                    }
+                    it = leaves.emplace(std::move(bytes), child).first;
+                }
+                return {{it->second, 1, 1}};
+            }
+            std::vector<HeapScope::Run> out;
+            for (const Class &c : loops[size_t(l)]) {
+                std::vector<double> r = ratios;
+                for (size_t i = 0; i < c.ratios.size(); i++) r[i] *= c.ratios[i];
+                std::vector<HeapScope::Run> in = tasks(l - 1, r);
+                if (in.size() == 1) {
+                    in[0].iterations *= c.count;
+                    append(out, in[0]);
+                } else if (c.count == 1) {
+                    for (const HeapScope::Run &run : in) append(out, run);
+                } else { // a row of unlike tasks, repeated
+                    int64_t row_tasks = 0;
+                    for (const HeapScope::Run &run : in) row_tasks += run.iterations * run.tasks;
+                    HeapScope row;
+                    row.repeat(std::move(in));
+                    append(out, {int(scopes.size()), c.count, row_tasks});
+                    scopes.push_back(std::move(row));
+                }
+            }
+            return out;
+        };
+        return tasks(int(loops.size()) - 1, std::vector<double>(inside.size(), 1.0));
     }
     // Allocations inside the loops of any stage of `node`, and its own.
     double working_set_of_func(int node) {
@@ -598,7 +709,8 @@ private:
     const Halide::Target &target_;
     const CacheSizes caches_;
     LoopNestBounds b_;
-    std::vector<Allocation> allocations_;           // every non-output Func with storage
+    std::vector<Allocation> allocations_; // every non-output Func with storage
+    std::vector<double> task_bytes_; // per node while task_runs lays out one task: its bytes there (-1: as allocated)
     std::vector<std::vector<double>> points_total_; // per node and stage, once featurized
     LoopNestBounds::RunTotals totals_;              // over every tile of every site
     std::vector<DependentCalls> library_calls_;     // scratch: the stage's, by the loops they depend on

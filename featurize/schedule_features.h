@@ -107,15 +107,14 @@
 //     unmapped) and takes back when the buffer is next allocated, at each iteration of a site
 //     or once a run. glibc's arena is simulated over the run (glibc_heap.h: its thresholds, its
 //     top pad, and the holes Halide's early frees leave; pinned page for page against glibc on
-//     patterns of sites). A buffer that stays in the arena faults in no page after the first
-//     run: one large intermediate at root costs nothing per run, where three of them together
-//     pass twice the largest at each run's end and fault in again. Measured: unsharp_mask's four
-//     intermediates per 128-row strip, 4.88 MB against twice 2.48, ran 10.5 ms on 2 threads
-//     trimmed, 6.4 with trimming off; harris with its gray, Ix and Iy (530 KB each) per 512 x 256
-//     tile 24.9 ms, 15.2 with trimming off (each return is a TLB shootdown on the other cores too).
-//     A partial schedule counts with the allocations placed so far (the Funcs still to place may
-//     raise the thresholds as well as the sums, so this is no bound; counting none until the
-//     schedule is complete misled the beam more: heap_bytes_refaulted in schedule_features.cpp).
+//     patterns of sites), each parallel task with its own sizes, in task order. A buffer that stays in the arena faults
+//     in no page after the first run: one large intermediate at root costs nothing per run, where three of them
+//     together pass twice the largest at each run's end and fault in again. Measured: unsharp_mask's four intermediates
+//     per 128-row strip, 4.88 MB against twice 2.48, ran 10.5 ms on 2 threads trimmed, 6.4 with trimming off; harris
+//     with its gray, Ix and Iy (530 KB each) per 512 x 256 tile 24.9 ms, 15.2 with trimming off (each return is a TLB
+//     shootdown on the other cores too). A partial schedule counts with the allocations placed so far (the Funcs still
+//     to place may raise the thresholds as well as the sums, so this is no bound; counting none until the schedule is
+//     complete misled the beam more: heap_bytes_refaulted in schedule_features.cpp).
 //   - tlb_pages_rewalked (not in the paper): the 4 KiB pages the stage's loop order touches again
 //     after the TLB has lost them, over the whole run. The blocks of loops are
 //     bytes_read_past_cache's; a block's pages are those of its reads and of its own writes
@@ -301,7 +300,11 @@ struct ScheduleFeatures {
     // each other than the launching one allocating from a thread arena, which grows without the
     // pad (iir_blur's nest: 7,648 pages a run on two threads, measured and modelled, where the
     // one arena of version 18 counted 22,944, the figure on one thread).
-    static int version() { return 19; }
+    // 20: heap_bytes_refaulted with each task of a parallel loop sized by its own region (per
+    // class of the tiles along each loop, in task order), not the representative tile's: the
+    // largest task's block sets glibc's thresholds for all (a held-out schedule of four tasks
+    // whose block grows from 261 to 785 KB: 2.8 MB a run in version 19, none now or measured).
+    static int version() { return 20; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();
     static const std::vector<std::string> &descriptions();

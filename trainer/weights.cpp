@@ -39,12 +39,12 @@ std::string one_line(std::string s) {
 }
 
 // Networks of earlier schedule feature versions: each added features and terms at the end only
-// (versions 5 to 9, 11 to 13, 16 and 17 none; 10, 14 and 15 a feature, no term), so their weights load widened, the new
-// entries zero, and predict what they did (on features whose meaning may since have changed: retrain to follow them).
-// Versions 1-3 were never trained with a correction bound; should a later version add terms, widening a bounded file
-// (version 4 on) must also set the new terms' term_log_scale to log(kMinCoefficient), as from_coefficients does for a
-// zero coefficient: a zero row gives a bounded multiplier of about 0.67, not 0, and the new terms would be priced at
-// 0.67 ns per unit (held-out R² of v6 fell to -1.27 when this was tried).
+// (versions 5 to 9, 11 to 13 and 16 to 19 none; 10, 14 and 15 a feature, no term), so their weights load widened, the
+// new entries zero, and predict what they did (on features whose meaning may since have changed: retrain to follow
+// them). Versions 1-3 were never trained with a correction bound; should a later version add terms, widening a bounded
+// file (version 4 on) must also set the new terms' term_log_scale to log(kMinCoefficient), as from_coefficients does
+// for a zero coefficient: a zero row gives a bounded multiplier of about 0.67, not 0, and the new terms would be priced
+// at 0.67 ns per unit (held-out R² of v6 fell to -1.27 when this was tried).
 struct LegacyNetwork {
     int schedule_feature_version, schedule_features, terms;
 };
@@ -67,6 +67,7 @@ constexpr LegacyNetwork kLegacyNetworks[] = {
     {16, 46, 31}, // before glibc's arena simulated (heap_bytes_refaulted; the page_faults term's first touch)
     {17, 46, 31}, // before an update's writes were its left-hand side (a scan's step: one row)
     {18, 46, 31}, // before a parallel loop's tasks were shared among the threads' arenas
+    {19, 46, 31}, // before each parallel task's blocks were sized by its own region
 };
 static_assert(kScheduleFeatures == 46 && kTerms == 31, "add the previous network to kLegacyNetworks");
 

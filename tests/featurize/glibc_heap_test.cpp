@@ -35,15 +35,18 @@ void run_for_real(const std::vector<HeapScope> &scopes, int s, int threads, bool
             live.erase(e.owner);
             break;
         case HeapScope::Event::Repeat: {
-            // A parallel loop as the model shares it out: this thread's n / threads iterations
-            // first, then the rest on another thread (two threads at most here).
+            // A parallel loop as the model shares it out: this thread's share first, then the
+            // rest on another thread (two threads at most here).
             const bool shared = e.parallel && on_main && threads > 1;
-            const int64_t own = shared ? e.iterations / threads : e.iterations;
-            for (int64_t i = 0; i < own; i++) run_for_real(scopes, e.scope, threads, on_main);
+            const auto shares = shares_of_threads(e.runs, shared ? threads : 1);
+            auto run_share = [&](const std::vector<HeapScope::Run> &share, bool main) {
+                for (const HeapScope::Run &r : share) {
+                    for (int64_t i = 0; i < r.iterations; i++) run_for_real(scopes, r.scope, threads, main);
+                }
+            };
+            run_share(shares[0], on_main);
             if (shared) {
-                std::thread worker([&]() {
-                    for (int64_t i = own; i < e.iterations; i++) run_for_real(scopes, e.scope, threads, false);
-                });
+                std::thread worker([&]() { run_share(shares[1], false); });
                 worker.join();
             }
             break;
@@ -163,8 +166,8 @@ TEST(GlibcHeap, ASmallBlockInTheThreadCachePinsTheTop) {
     auto scopes = one_site({100 * KB, 100 * KB, 100 * KB, 100 * KB, 100 * KB}, 16);
     auto &events = scopes[1].events;
     // After the five allocations, before their frees: allocated last, freed first.
-    events.insert(events.begin() + 5, {HeapScope::Event::Allocate, 5, 64, 0, 0});
-    events.insert(events.begin() + 6, {HeapScope::Event::Free, 5, 0, 0, 0});
+    events.insert(events.begin() + 5, {HeapScope::Event::Allocate, 5, 64, {}, false});
+    events.insert(events.begin() + 6, {HeapScope::Event::Free, 5, 0, {}, false});
     expect_model_follows_glibc(scopes, 6, 0);
 }
 
@@ -222,6 +225,52 @@ TEST(GlibcHeap, BothThreadsArenasTrimPastTheThreshold) {
     const double one_thread = modelled_pages(scopes, 5, 1);
     EXPECT_NEAR(modelled_pages(scopes, 5, 2), one_thread, 0.05 * one_thread);
     expect_model_follows_glibc(scopes, 5, one_thread, 2);
+}
+
+// Tasks sized by their place (a transposed read's bounding box grows with the task index): four
+// tasks of two blocks on two threads, the last task's second block four times the others. That
+// block sets the process's thresholds (mmap 800 KB, trim 1.6 MB), so no task's frees pass them
+// and nothing faults in again; at the first task's sizes every task trims all but the pad.
+TEST(GlibcHeap, TheLargestTasksBlockSetsTheThresholdsForAll) {
+    std::vector<HeapScope> scopes(3);
+    for (int s = 1; s <= 2; s++) {
+        scopes[size_t(s)].allocate(0, 200 * KB);
+        scopes[size_t(s)].allocate(1, s == 1 ? 200 * KB : 800 * KB);
+        scopes[size_t(s)].free(1);
+        scopes[size_t(s)].free(0);
+    }
+    std::vector<HeapScope> alike = scopes;
+    scopes[0].repeat({{1, 3, 1}, {2, 1, 1}}, true);
+    alike[0].repeat(1, 4, true);
+    expect_model_follows_glibc(scopes, 2, 0, 2);
+    expect_model_follows_glibc(alike, 2, 4 * (400 * KB - 128 * 1024) / 4096.0, 2); // all but the pad, each task
+}
+
+// A parallel loop's runs cut among threads in task order; a row of several tasks goes whole to
+// the thread whose share it ends nearest.
+TEST(GlibcHeap, ThreadsTakeTheirSharesOfTheTasksInOrder) {
+    // 2 + 3 rows of 4 + 2 = 16 tasks: the caller's 8 are the two single tasks and two rows.
+    const auto shares = shares_of_threads({{1, 2, 1}, {2, 3, 4}, {3, 2, 1}}, 2);
+    ASSERT_EQ(shares.size(), 2u);
+    ASSERT_EQ(shares[0].size(), 2u);
+    EXPECT_EQ(shares[0][0].scope, 1);
+    EXPECT_EQ(shares[0][0].iterations, 2);
+    EXPECT_EQ(shares[0][1].scope, 2);
+    EXPECT_EQ(shares[0][1].iterations, 2);
+    ASSERT_EQ(shares[1].size(), 2u);
+    EXPECT_EQ(shares[1][0].scope, 2);
+    EXPECT_EQ(shares[1][0].iterations, 1);
+    EXPECT_EQ(shares[1][1].scope, 3);
+    EXPECT_EQ(shares[1][1].iterations, 2);
+    // Three threads: 5 for the caller (two tasks and a row, 6, the nearest), then rows and the rest.
+    const auto three = shares_of_threads({{1, 2, 1}, {2, 3, 4}, {3, 2, 1}}, 3);
+    int64_t tasks = 0;
+    for (const auto &share : three) {
+        for (const HeapScope::Run &r : share) tasks += r.iterations * r.tasks;
+    }
+    EXPECT_EQ(tasks, 16);
+    EXPECT_EQ(three[0].back().scope, 2);
+    EXPECT_EQ(three[0].back().iterations, 1);
 }
 
 } // namespace

@@ -74,7 +74,7 @@ TEST(ScheduleFeatures, NamesAreTheThirtyNineOfTheSourcePaperThenOurs) {
     EXPECT_EQ(names[43], "heap_realizations");
     EXPECT_EQ(names[44], "heap_bytes_refaulted");
     EXPECT_EQ(names.back(), "tlb_pages_rewalked");
-    EXPECT_EQ(ScheduleFeatures::version(), 19);
+    EXPECT_EQ(ScheduleFeatures::version(), 20);
     ScheduleFeatures f;
     f.vector_size = 8;
     EXPECT_EQ(f.values()[21], 8);
@@ -866,6 +866,62 @@ TEST(ScheduleFeatures, HeapBytesRefaultedShareTheParallelTasksAmongTheThreadsAre
     EXPECT_EQ(p.refaulted({2048, 128}, {512, 128}, {1, 1, 1}, false, 1), one);
     EXPECT_NEAR(one[0] + one[1] + one[2], 32 * (2 * tile - 128 * 1024), 32 * 8192);
     EXPECT_NEAR(two[0] + two[1] + two[2], 16 * (2 * tile - 128 * 1024), 16 * 8192);
+}
+
+// Halide sizes a task's buffers by that task's region. out(x, y) = a(x, y) + a(x, y / 2) + c(x, y)
+// + c(x, y + k), a and c per strip of 128 rows, four strips: a's block grows with the strip (rows
+// 0-127, 64-255, 128-383, 192-511: 1, 1.5, 2 and 2.5 MiB), c's is 128 + k rows in each. The
+// features must follow each strip's own sizes, which differ from the middle strip's throughout
+// (the representative tile's, as before version 20) both ways:
+//   - k = 64, two threads: the last strip's a sets the thresholds (mmap 2.5 MiB, trim 5), which
+//     no strip's blocks and pad pass: nothing faults in again; at the middle strip's sizes a and
+//     c are alike, 1.5 MiB, and trim at every strip;
+//   - k = 192, one thread: c (2.5 MiB) sets them; the last strip's two blocks and the pad pass
+//     twice that and trim, so the first strips' grow the arena again; at the middle strip's sizes
+//     nothing passes.
+TEST(ScheduleFeatures, HeapBytesRefaultedSizeEachTaskByItsOwnRegion) {
+    auto check = [](int k, int threads, bool grown_faults) {
+        ImageParam in{Float(32), 2, "in"};
+        Var x{"x"}, y{"y"};
+        Func a{"a"}, c{"c"}, out{"out"};
+        a(x, y) = in(x, y) * 2;
+        c(x, y) = in(x, y) + 1;
+        out(x, y) = a(x, y) + a(x, y / 2) + c(x, y) + c(x, y + k);
+        in.set_estimates({{0, 2048}, {0, 1024}});
+        out.set_estimates({{0, 2048}, {0, 512}});
+        const FunctionDAG dag = FunctionDAG::build(Pipeline(out));
+        const int o = node_of(dag, "out"), na = node_of(dag, "a"), nc = node_of(dag, "c");
+        LoopNest n(dag);
+        n.funcs[size_t(o)] = {Site::root(), Site::root(), {{{{2048, 128}, {64, 8}}, 0, 8, true, false}}};
+        for (int f : {na, nc})
+            n.funcs[size_t(f)] = {Site::at({o, 0}, 0), Site::at({o, 0}, 0), {{{}, 0, 8, false, false}}};
+        n.funcs[size_t(node_of(dag, "in_im"))] = {Site::inlined(), Site::inlined(), {}};
+        ASSERT_EQ(n.validate(dag), "");
+        CacheSizes machine;
+        machine.threads = threads;
+        const auto all = compute_schedule_features(dag, n, kAvx2, machine);
+        // One strip's heap events as Halide 14 lowers them (the later Func in the DAG's order first).
+        const int first = std::max(na, nc), second = std::min(na, nc);
+        auto strip = [&](int64_t a_rows) {
+            HeapScope s;
+            for (int f : {first, second}) s.allocate(f, 2048 * (f == na ? a_rows : 128 + k) * 4);
+            s.free(first);
+            s.free(second);
+            return s;
+        };
+        std::vector<HeapScope> grown{HeapScope{}, strip(128), strip(192), strip(256), strip(320)};
+        grown[0].repeat({{1, 1, 1}, {2, 1, 1}, {3, 1, 1}, {4, 1, 1}}, true);
+        std::vector<HeapScope> middle{HeapScope{}, strip(192)};
+        middle[0].repeat(1, 4, true);
+        const std::vector<double> expected = glibc_faults_per_run(grown, int(dag.nodes.size()), threads);
+        const std::vector<double> before = glibc_faults_per_run(middle, int(dag.nodes.size()), threads);
+        EXPECT_EQ(features(all, na).heap_bytes_refaulted, expected[size_t(na)]) << k;
+        EXPECT_EQ(features(all, nc).heap_bytes_refaulted, expected[size_t(nc)]) << k;
+        EXPECT_EQ(expected[size_t(na)] + expected[size_t(nc)] > 0, grown_faults) << k;
+        EXPECT_EQ(before[size_t(na)] + before[size_t(nc)] > 0, !grown_faults) << k;
+    };
+    check(64, 2, false);
+    check(192, 1, true);
 }
 
 // a per strip of 2048 x 60 (the largest allocation, L), b and c per half strip: they peak at 2 L,
