@@ -187,6 +187,7 @@ private:
         int node;
         Site store;
         double bytes;
+        bool heap = false; // from halide_malloc, not the stack (set by heap_bytes_refaulted)
     };
 
     const Stage &stage(StageRef s) const { return dag_.nodes[size_t(s.node)].stages[size_t(s.stage)]; }
@@ -362,13 +363,23 @@ private:
         return sum;
     }
     // The header's rule for heap_bytes_refaulted, per node: glibc's arena simulated over a run
-    // (glibc_heap.h). Allocations of a constant size up to kStackAllocationBytes are on the stack
-    // (those sized at run time, heap_realizations, are small: left out). A partial state counts
+    // (glibc_heap.h). Allocations of a constant size up to kStackAllocationBytes are on the stack;
+    // those sized at run time come from halide_malloc however small (LoopNestBounds::
+    // allocation_size): such a block, freed, waits in the thread's cache, and one that lies above
+    // large blocks keeps them from the top and from any trim (a 268-byte block per row of a
+    // reduction's tile kept a held-out schedule's five 0.4-1.5 MB blocks a task, which the model
+    // trimmed at 2,848 pages a run, from faulting in any). A partial state counts
     // with the allocations placed so far, as if the Funcs still to place added none: no bound
     // (a large allocation placed later raises the thresholds), but counting none until the last
     // step let the beam fill with states whose trims only that step priced (unsharp_mask,
     // harris, camera_pipe and max_filter: 1.3-2.7x slower).
     std::vector<double> heap_bytes_refaulted() {
+        for (Allocation &a : allocations_) {
+            const LoopNestBounds::Size size =
+                a.bytes > kStackAllocationBytes ? LoopNestBounds::Size::Unbounded : b_.allocation_size(a.node, a.store);
+            a.heap = size == LoopNestBounds::Size::Unbounded ||
+                     (size == LoopNestBounds::Size::Bounded && a.bytes > kBoundedAllocationBytes);
+        }
         std::vector<HeapScope> scopes;
         heap_scope(Site::root(), scopes);
         return glibc_faults_per_run(scopes, int(dag_.nodes.size()), caches_.threads);
@@ -403,7 +414,7 @@ private:
         std::vector<Lifetime> blocks;
         std::vector<StageRef> readers;
         for (auto a = allocations_.rbegin(); a != allocations_.rend(); ++a) {
-            if (a->bytes <= kStackAllocationBytes || !(a->store == site)) continue;
+            if (!a->heap || !(a->store == site)) continue;
             const double bytes =
                 task_bytes_.empty() || task_bytes_[size_t(a->node)] < 0 ? a->bytes : task_bytes_[size_t(a->node)];
             if (bytes <= 0) continue; // not allocated in this task
@@ -467,7 +478,7 @@ private:
         std::vector<const Allocation *> inside;
         std::vector<int> nodes;
         for (const Allocation &a : allocations_) {
-            if (a.bytes <= kStackAllocationBytes || !nest_.contains(task, a.store)) continue;
+            if (!a.heap || !nest_.contains(task, a.store)) continue;
             inside.push_back(&a);
             nodes.push_back(a.node);
         }

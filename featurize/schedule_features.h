@@ -107,7 +107,9 @@
 //     unmapped) and takes back when the buffer is next allocated, at each iteration of a site
 //     or once a run. glibc's arena is simulated over the run (glibc_heap.h: its thresholds, its
 //     top pad, and the holes Halide's early frees leave; pinned page for page against glibc on
-//     patterns of sites), each parallel task with its own sizes, in task order. A buffer that stays in the arena faults
+//     patterns of sites), each parallel task with its own sizes, in task order, and every block
+//     from halide_malloc (those Halide sizes at run time too, however small: one freed to the
+//     thread's cache above large blocks keeps them from any trim). A buffer that stays in the arena faults
 //     in no page after the first run: one large intermediate at root costs nothing per run, where three of them
 //     together pass twice the largest at each run's end and fault in again. Measured: unsharp_mask's four intermediates
 //     per 128-row strip, 4.88 MB against twice 2.48, ran 10.5 ms on 2 threads trimmed, 6.4 with trimming off; harris
@@ -303,7 +305,9 @@ struct ScheduleFeatures {
     // 20: heap_bytes_refaulted with each task of a parallel loop sized by its own region (per
     // class of the tiles along each loop, in task order), not the representative tile's: the
     // largest task's block sets glibc's thresholds for all (a held-out schedule of four tasks
-    // whose block grows from 261 to 785 KB: 2.8 MB a run in version 19, none now or measured).
+    // whose block grows from 261 to 785 KB: 2.8 MB a run in version 19, none now or measured);
+    // and with the blocks Halide sizes at run time however small, which glibc keeps in the
+    // thread's cache above the large ones (2,848 pages a run for a schedule measured at none).
     static int version() { return 20; }
     static constexpr int num_features() { return kNumScheduleFeatures; }
     static const std::vector<std::string> &names();

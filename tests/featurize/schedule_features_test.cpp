@@ -924,6 +924,43 @@ TEST(ScheduleFeatures, HeapBytesRefaultedSizeEachTaskByItsOwnRegion) {
     check(192, 1, true);
 }
 
+// A block Halide sizes at run time comes from halide_malloc however small. c per row of a
+// 128-wide strip, the row whole (the output's width: a run-time size), is a 512-byte block that
+// the first strip takes from the top above its a and b (96 KiB each, under the first mmap
+// threshold) and frees to the thread's cache, where it stays and keeps them from the top:
+// nothing trims (glibc itself, two threads: 20 pages a run). With the rows split in two, c's
+// 256 bytes are a constant size, on the stack, and a and b with the pad pass the trim threshold
+// at every strip (64 pages a run; glibc 68).
+TEST(ScheduleFeatures, HeapBytesRefaultedSeeSmallBlocksSizedAtRunTime) {
+    ImageParam in{Float(32), 2, "in"};
+    Var x{"x"}, y{"y"};
+    Func a{"a"}, b{"b"}, c{"c"}, out{"out"};
+    a(x, y) = in(x, y) * 2;
+    b(x, y) = a(x, y) + 1;
+    c(x, y) = b(x, y) + a(x, y);
+    out(x, y) = c(x, y) * 2;
+    in.set_estimates({{0, 128}, {0, 768}});
+    out.set_estimates({{0, 128}, {0, 768}});
+    const FunctionDAG dag = FunctionDAG::build(Pipeline(out));
+    const int o = node_of(dag, "out"), na = node_of(dag, "a"), nb = node_of(dag, "b"), nc = node_of(dag, "c");
+    auto refaulted = [&](int64_t row_piece) {
+        LoopNest n(dag);
+        n.funcs[size_t(o)] = {Site::root(), Site::root(), {{{{128, 192}, {row_piece, 1}}, 0, 8, true, false}}};
+        for (int f : {na, nb})
+            n.funcs[size_t(f)] = {Site::at({o, 0}, 0), Site::at({o, 0}, 0), {{{}, 0, 8, false, false}}};
+        n.funcs[size_t(nc)] = {Site::at({o, 0}, 1), Site::at({o, 0}, 1), {{{}, 0, 8, false, false}}};
+        n.funcs[size_t(node_of(dag, "in_im"))] = {Site::inlined(), Site::inlined(), {}};
+        EXPECT_EQ(n.validate(dag), "");
+        CacheSizes machine;
+        machine.threads = 2;
+        const auto all = compute_schedule_features(dag, n, kAvx2, machine);
+        EXPECT_EQ(features(all, nc).heap_realizations, row_piece == 128 ? 768 : 0);
+        return features(all, na).heap_bytes_refaulted + features(all, nb).heap_bytes_refaulted;
+    };
+    EXPECT_EQ(refaulted(128), 0);
+    EXPECT_EQ(refaulted(64), 64 * 4096);
+}
+
 // a per strip of 2048 x 60 (the largest allocation, L), b and c per half strip: they peak at 2 L,
 // which the pad takes past the trim threshold at the end of each strip (unsharp_mask's strips:
 // 4.88 MB against twice 2.48, trimmed as measured); per third of a strip they peak lower, stay
