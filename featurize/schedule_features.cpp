@@ -66,6 +66,12 @@ JacobianEntry add(const JacobianEntry &a, const JacobianEntry &b) {
     return g == 0 ? Rational{0, 1} : Rational{r.num / g, r.den / g};
 }
 bool is_zero(const JacobianEntry &e) { return e && e->num == 0; }
+// Whether Halide 14 takes a buffer of `bytes` at most kStackAllocationBytes, sized as `size`
+// says, from halide_malloc: sized at run time, unless Halide bounds it by 128 bytes.
+bool small_buffer_on_heap(LoopNestBounds::Size size, double bytes) {
+    return size == LoopNestBounds::Size::Unbounded ||
+           (size == LoopNestBounds::Size::Bounded && bytes > kBoundedAllocationBytes);
+}
 // Whether a call's coordinates move with the stage's loop `loop` (an unknown slope moves).
 bool moves_with(const Jacobian &j, size_t loop) {
     return std::any_of(j.entries.begin(), j.entries.end(), [&](const auto &row) { return !is_zero(row[loop]); });
@@ -375,10 +381,8 @@ private:
     // harris, camera_pipe and max_filter: 1.3-2.7x slower).
     std::vector<double> heap_bytes_refaulted() {
         for (Allocation &a : allocations_) {
-            const LoopNestBounds::Size size =
-                a.bytes > kStackAllocationBytes ? LoopNestBounds::Size::Unbounded : b_.allocation_size(a.node, a.store);
-            a.heap = size == LoopNestBounds::Size::Unbounded ||
-                     (size == LoopNestBounds::Size::Bounded && a.bytes > kBoundedAllocationBytes);
+            a.heap =
+                a.bytes > kStackAllocationBytes || small_buffer_on_heap(b_.allocation_size(a.node, a.store), a.bytes);
         }
         std::vector<HeapScope> scopes;
         heap_scope(Site::root(), scopes);
@@ -858,8 +862,7 @@ void Featurizer::featurize(StageRef s, ScheduleFeatures &f) {
         const LoopNestBounds::Size size =
             std::max(b_.allocation_size(s.node, fs.store),
                      varies ? LoopNestBounds::Size::Bounded : LoopNestBounds::Size::Constant);
-        on_heap = size == LoopNestBounds::Size::Unbounded ||
-                  (size == LoopNestBounds::Size::Bounded && f.bytes_at_realization > kBoundedAllocationBytes);
+        on_heap = small_buffer_on_heap(size, f.bytes_at_realization);
     }
     f.heap_realizations = on_heap ? f.num_realizations : 0;
     f.innermost_bytes_at_realization = innermost(allocated_region(n, fs.store, stored)) * bpp(s.node);
