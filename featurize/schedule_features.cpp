@@ -486,8 +486,14 @@ private:
             inside.push_back(&a);
             nodes.push_back(a.node);
         }
-        const std::vector<std::vector<LoopNestBounds::TileClass>> classes =
-            inside.empty() ? std::vector<std::vector<LoopNestBounds::TileClass>>{} : b_.tile_classes(s, 0);
+        // Tasks alike: one run of the representative task.
+        auto alike = [&]() -> std::vector<HeapScope::Run> {
+            const int child = heap_scope(task, scopes);
+            if (child < 0) return {};
+            return {{child, b_.level_trips(s, 0), 1}};
+        };
+        if (inside.empty()) return alike();
+        const std::vector<std::vector<LoopNestBounds::TileClass>> classes = b_.tile_classes(s, 0);
         // Per loop, its classes in order, with each one's ratios to the middle tile's sizes
         // (none where every class along the loop allocates alike).
         struct Class {
@@ -496,7 +502,7 @@ private:
         };
         std::vector<std::vector<Class>> loops(classes.size());
         bool varies = false;
-        const Region mid = inside.empty() ? Region{} : b_.tile_bounds(s, 0);
+        const Region mid = b_.tile_bounds(s, 0);
         for (size_t l = 0; l < classes.size(); l++) {
             int64_t count = 0;
             bool alike = true;
@@ -517,11 +523,7 @@ private:
             if (alike) loops[l] = {{count, {}}};
             varies = varies || !alike;
         }
-        if (!varies) {
-            const int child = heap_scope(task, scopes);
-            return child < 0 ? std::vector<HeapScope::Run>{}
-                             : std::vector<HeapScope::Run>{{child, b_.level_trips(s, 0), 1}};
-        }
+        if (!varies) return alike();
         std::map<std::vector<int64_t>, int> leaves; // a task's sizes -> its scope
         auto append = [](std::vector<HeapScope::Run> &runs, const HeapScope::Run &r) {
             if (!runs.empty() && runs.back().scope == r.scope && runs.back().tasks == r.tasks) {
