@@ -47,7 +47,10 @@ int main(int argc, char **argv) {
         options.timing.min_samples = 5;
         options.timing.max_seconds = 0.05;
         options.timing.threads = 1;
-        std::vector<runner::BenchmarkJob> list(size_t(jobs), runner::BenchmarkJob{"blur", blur, {}, false});
+        runner::BenchmarkJob job;
+        job.name = "blur";
+        job.prepare = blur;
+        std::vector<runner::BenchmarkJob> list(size_t(jobs), job);
 
         auto start = Clock::now();
         const std::vector<runner::JobResult> results = runner::run_jobs(list, options);

@@ -93,4 +93,17 @@ inline bool write_all(int fd, const char *data, size_t n) {
     return true;
 }
 
+// Reads exactly `n` bytes, retrying interrupted and partial reads; false at end of stream or on
+// an error (the other end is gone).
+inline bool read_all(int fd, char *data, size_t n) {
+    while (n > 0) {
+        const ssize_t r = ::read(fd, data, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        data += r;
+        n -= size_t(r);
+    }
+    return true;
+}
+
 } // namespace schedforge::common

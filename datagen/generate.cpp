@@ -1,4 +1,5 @@
 #include "datagen/generate.h"
+#include "datagen/jobs.h"
 #include "datagen/records.h"
 #include "runner/host_target.h"
 
@@ -40,7 +41,7 @@ namespace ss = sampler;
 using Clock = std::chrono::steady_clock;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// ---- in the worker -------------------------------------------------------------------------
+// ---- the searches (describe(), on the runner's threads) --------------------------------------
 
 // Feature rows are stored per stage in the FunctionDAG's order, node by node, then stage by stage
 // (inputs have none): the order compute_schedule_features() returns them in (records.h).
@@ -48,11 +49,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Sample job payload: the searched schedule's source, cost and per-stage features.
 std::string schedule_payload(const ss::ScheduledPipeline &scheduled) {
     return encode({scheduled.source, scheduled.nest, scheduled.search.cost, flattened(scheduled.search.features), {}});
-}
-
-runner::PreparedJob output_of(const gen::PipelineSpec &spec, gen::BuiltPipeline &built) {
-    const gen::Node &out = spec.nodes[size_t(spec.output)];
-    return runner::PreparedJob{built.pipeline, Halide::Buffer<>(gen::halide_type(out.type), built.output_extents())};
 }
 
 // ---- in the parent ---------------------------------------------------------------------------
@@ -366,12 +362,9 @@ GenerationStats generate_into(const DatasetConfig &config, datasets::RecordSink 
         rj.name = "pipeline " + std::to_string(i) + " reference";
         rj.return_output = true;
         rj.group = int64_t(index); // a pipeline's jobs take their timing rounds together
-        rj.prepare = [spec]() {
-            gen::BuiltPipeline built = gen::build_pipeline(spec);
-            runner::PreparedJob job = output_of(spec, built);
-            job.payload = encode(pipeline_payload(sf::FunctionDAG::build(built.pipeline)));
-            built.schedule_compute_root();
-            return job;
+        rj.describe = [spec]() {
+            const gen::BuiltPipeline built = gen::build_pipeline(spec);
+            return generated_job(spec, "", encode(pipeline_payload(sf::FunctionDAG::build(built.pipeline))));
         };
         jobs.push_back(std::move(rj));
 
@@ -390,13 +383,11 @@ GenerationStats generate_into(const DatasetConfig &config, datasets::RecordSink 
             sj.name = "pipeline " + std::to_string(i) + " sample " + std::to_string(s);
             sj.return_output = true;
             sj.group = int64_t(index);
-            sj.prepare = [spec, search = info.search, target]() {
-                gen::BuiltPipeline built = gen::build_pipeline(spec);
-                runner::PreparedJob job = output_of(spec, built);
+            sj.describe = [spec, search = info.search, target]() {
+                const gen::BuiltPipeline built = gen::build_pipeline(spec);
                 const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
-                ss::ScheduledPipeline scheduled = ss::schedule_pipeline(dag, target, search);
-                job.payload = schedule_payload(scheduled);
-                return job;
+                const ss::ScheduledPipeline scheduled = ss::schedule_pipeline(dag, target, search);
+                return generated_job(spec, scheduled.nest, schedule_payload(scheduled));
             };
             infos.push_back(info);
             jobs.push_back(std::move(sj));

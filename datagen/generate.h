@@ -6,13 +6,14 @@
 // derive_seed(pipeline seed, sample). Every pipeline also gets a reference job (every stage
 // computed at root) whose output the samples' outputs are checked against.
 //
-// Jobs run in the benchmark runner's worker processes: searching and compiling run in parallel
-// (one worker per core, each searching single-threaded), benchmarks one at a time with nothing
-// compiling beside them. Each worker sends its search's results (features, schedule source,
-// predicted cost) back as soon as it has them, so a schedule that then crashes, hangs or
-// exhausts memory is still recorded, with its status. Results are written in job order, each
-// sample flushed as it is written (datasets/writer.h): a kill loses at most the samples in
-// flight, and resume=true runs exactly the (pipeline, sample) pairs the file lacks.
+// Jobs are described as data (datagen/jobs.h): the searches run in this process, on the
+// benchmark runner's threads (one per core, each search single-threaded), and pooled worker
+// processes compile and time what they found (one compiling per core), benchmarks one at a
+// time with nothing compiling or searching beside them. A search's results (features, schedule
+// source, predicted cost) are the job's payload before its worker starts, so a schedule that then
+// crashes, hangs or exhausts memory is still recorded, with its status. Results are written in
+// job order, each sample flushed as it is written (datasets/writer.h): a kill loses at most the
+// samples in flight, and resume=true runs exactly the (pipeline, sample) pairs the file lacks.
 //
 // A sharded run (config.shard, datagen/shard.h) plans only its shard's pipelines, each with the
 // index, seed and samples it has in the whole run.

@@ -55,7 +55,7 @@ PipelinePayload pipeline_payload(const sf::FunctionDAG &dag) {
     PipelinePayload p;
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         for (const sf::Stage &stage : dag.nodes[n].stages) {
-            p.stages.push_back(stage.name);
+            p.stages.push_back(sf::stable_name(stage.name)); // the same in every process
             for (double v : sf::compute_pipeline_features(dag, int(n), stage.index).values())
                 p.features.push_back(float(v));
         }

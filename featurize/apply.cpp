@@ -154,14 +154,58 @@ std::string identifier(const std::string &name) {
     return id;
 }
 
-std::string var_text(const VarName &v) {
-    return v.name == Halide::Var::outermost().name() ? "Var::outermost()" : identifier(v.name);
-}
+// The names schedule source uses, the same in every process that builds the pipeline: Halide
+// tells Funcs of one name apart, and names RDoms, by process-wide counters ("blur$3", "r317$x"),
+// so a source written with those would differ from run to run (and a dataset's records with it).
+// Funcs go by their stable_name (with the node's index where two share one); an RDom's counter
+// becomes its rank among the pipeline's RDoms in the DAG's stage order ("r$0$x": a form Halide
+// never gives a name, so a Var named so cannot meet one of the pipeline's own).
+class SourceNames {
+public:
+    explicit SourceNames(const FunctionDAG &dag) {
+        std::map<std::string, int> uses;
+        for (const Node &n : dag.nodes) uses[identifier(stable_name(n.name))]++;
+        for (size_t i = 0; i < dag.nodes.size(); i++) {
+            const std::string id = identifier(stable_name(dag.nodes[i].name));
+            funcs_.push_back(uses[id] > 1 ? id + "_" + std::to_string(i) : id);
+        }
+        for (const Node &n : dag.nodes) {
+            for (const Stage &st : n.stages) {
+                for (const auto &loop : st.loops) {
+                    if (loop.is_rvar) rdoms_.emplace(rdom_of(loop.var), int(rdoms_.size()));
+                }
+            }
+        }
+    }
 
-std::string stage_text(const FunctionDAG &dag, StageRef s) {
-    const std::string f = identifier(dag.nodes[size_t(s.node)].name);
-    return s.stage == 0 ? f : f + ".update(" + std::to_string(s.stage - 1) + ")";
-}
+    const std::string &func(int node) const { return funcs_[size_t(node)]; }
+
+    std::string stage(StageRef s) const {
+        return s.stage == 0 ? func(s.node) : func(s.node) + ".update(" + std::to_string(s.stage - 1) + ")";
+    }
+
+    // A Var's or RVar's name, its RDom (if any) ranked.
+    std::string name(const std::string &var) const {
+        const std::string rdom = rdom_of(var);
+        const auto it = rdom.empty() ? rdoms_.end() : rdoms_.find(rdom);
+        return it == rdoms_.end() ? var : "r$" + std::to_string(it->second) + var.substr(rdom.size());
+    }
+
+    std::string var(const VarName &v) const {
+        return v.name == Halide::Var::outermost().name() ? "Var::outermost()" : identifier(name(v.name));
+    }
+
+private:
+    // "r317" of "r317$x" and of the loops split from it ("r317$x_0"); empty for other names.
+    static std::string rdom_of(const std::string &var) {
+        size_t i = 1;
+        while (i < var.size() && std::isdigit(static_cast<unsigned char>(var[i]))) i++;
+        return var.size() > 1 && var[0] == 'r' && i > 1 && i < var.size() && var[i] == '$' ? var.substr(0, i) : "";
+    }
+
+    std::vector<std::string> funcs_;
+    std::map<std::string, int> rdoms_;
+};
 
 } // namespace
 
@@ -270,13 +314,16 @@ std::string schedule_source(const FunctionDAG &dag, const LoopNest &nest) {
     // Pipeline::get_func counts Funcs producers first; the DAG lists them consumers first.
     size_t funcs = 0;
     for (const Node &n : dag.nodes) funcs += n.is_input ? 0 : 1;
+    const SourceNames names(dag);
     for (size_t i = 0; i < funcs; i++) {
-        o << "Func " << identifier(dag.nodes[i].name) << " = pipeline.get_func(" << funcs - 1 - i << ");\n";
+        o << "Func " << names.func(int(i)) << " = pipeline.get_func(" << funcs - 1 - i << ");\n";
     }
-    std::map<std::string, bool> declared;
+    // By their names in the source (not Halide's): listed in the same order in every process.
+    std::map<std::string, std::pair<std::string, bool>> declared; // source name -> Halide's, is an RVar
     for (const Directive &d : directives) {
         for (const VarName &v : d.vars) {
-            if (v.name != Halide::Var::outermost().name()) declared.emplace(v.name, v.rvar);
+            if (v.name != Halide::Var::outermost().name())
+                declared.emplace(names.name(v.name), std::pair(v.name, v.rvar));
         }
     }
     // Pure Vars are matched by name. RVar names come from a per-process counter, so an RVar of a
@@ -287,29 +334,30 @@ std::string schedule_source(const FunctionDAG &dag, const LoopNest &nest) {
     for (const Node &n : dag.nodes) {
         for (const Stage &st : n.stages) {
             for (size_t i = 0; i < st.loops.size(); i++) {
-                const std::string &name = st.loops[i].var;
+                const std::string name = names.name(st.loops[i].var);
                 if (!st.loops[i].is_rvar || !declared.count(name) || !from_stages.insert(name).second) continue;
-                o << "RVar " << identifier(name) << "(" << stage_text(dag, StageRef{st.node, st.index})
+                o << "RVar " << identifier(name) << "(" << names.stage(StageRef{st.node, st.index})
                   << ".get_schedule().dims()[" << i << "].var);\n";
             }
         }
     }
-    for (const auto &[name, rvar] : declared) {
-        if (!from_stages.count(name)) o << (rvar ? "RVar " : "Var ") << identifier(name) << "(\"" << name << "\");\n";
+    for (const auto &[name, var] : declared) {
+        if (!from_stages.count(name))
+            o << (var.second ? "RVar " : "Var ") << identifier(name) << "(\"" << name << "\");\n";
     }
     for (const Directive &d : directives) {
         std::vector<std::string> v;
-        for (const VarName &x : d.vars) v.push_back(var_text(x));
-        const std::string f = identifier(dag.nodes[size_t(d.stage.node)].name);
-        const std::string s = stage_text(dag, d.stage);
+        for (const VarName &x : d.vars) v.push_back(names.var(x));
+        const std::string &f = names.func(d.stage.node);
+        const std::string s = names.stage(d.stage);
         switch (d.kind) {
         case Directive::ComputeInline: o << f << ".compute_inline();\n"; break;
         case Directive::ComputeRoot: o << f << ".compute_root();\n"; break;
         case Directive::StoreRoot: o << f << ".store_root();\n"; break;
         case Directive::ComputeAt:
         case Directive::StoreAt:
-            o << f << (d.kind == Directive::ComputeAt ? ".compute_at(" : ".store_at(")
-              << identifier(dag.nodes[size_t(d.host.node)].name) << ", " << v[0] << ");\n";
+            o << f << (d.kind == Directive::ComputeAt ? ".compute_at(" : ".store_at(") << names.func(d.host.node)
+              << ", " << v[0] << ");\n";
             break;
         case Directive::Split:
             o << s << ".split(" << v[0] << ", " << v[1] << ", " << v[2] << ", " << d.factor

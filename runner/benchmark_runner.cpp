@@ -1,10 +1,10 @@
 #include "runner/benchmark_runner.h"
-#include "featurize/codegen_guard.h"
 #include "featurize/loop_nest.h"
+#include "runner/describe_graph.h"
 #include "runner/host_target.h"
+#include "runner/job_worker.h"
 #include "runner/machine_lock.h"
-#include "runner/round_process.h"
-#include "runner/system_allocator.h"
+#include "runner/worker_side.h"
 
 #include "common/errors.h"
 #include "common/wire.h"
@@ -18,11 +18,9 @@
 #include <fcntl.h>
 #include <optional>
 #include <poll.h>
-#include <sched.h>
 #include <set>
+#include <spawn.h>
 #include <string>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
 #include <tuple>
@@ -70,276 +68,33 @@ namespace {
 
 using common::ByteReader;
 using common::ByteWriter;
+using namespace worker;
 
 using Clock = std::chrono::steady_clock;
-
-// ---- the wire format between worker and parent ------------------------------------------------
-// Each message is a tag byte, a 64-bit payload length, and the payload. Tags:
-//   'P' the job's payload, 'C' compiled (payload: prepare seconds, compile seconds), 'S' a round
-//   of timing done (more to come; empty), 'R' result, 'E' failure (status byte + message). The
-//   parent sends one go byte per round.
-
-void send(int fd, char tag, const std::string &payload) {
-    std::string frame(1, tag);
-    const uint64_t n = payload.size();
-    frame.append(reinterpret_cast<const char *>(&n), sizeof(n));
-    frame += payload;
-    common::write_all(fd, frame.data(), frame.size());
-}
-
-// Buffers travel as type (code, bits), dimensions, extents and dense bytes.
-void put_buffer(ByteWriter &w, const Halide::Buffer<> &b) {
-    const Halide::Buffer<> dense = b.copy();
-    w.put<uint8_t>(uint8_t(dense.type().code()));
-    w.put<uint8_t>(uint8_t(dense.type().bits()));
-    w.put<int32_t>(dense.dimensions());
-    for (int d = 0; d < dense.dimensions(); d++) w.put<int32_t>(dense.dim(d).extent());
-    w.put_bytes(dense.data(), dense.size_in_bytes());
-}
-
-Halide::Buffer<> get_buffer(ByteReader &r) {
-    const auto code = r.get<uint8_t>();
-    const auto bits = r.get<uint8_t>();
-    const auto dims = r.get<int32_t>();
-    std::vector<int> sizes;
-    for (int d = 0; d < dims && r.ok(); d++) sizes.push_back(r.get<int32_t>());
-    const std::string bytes = r.get_string();
-    if (!r.ok()) return {};
-    Halide::Buffer<> b(Halide::Type(halide_type_code_t(code), bits, 1), sizes);
-    if (b.size_in_bytes() != bytes.size()) return {};
-    std::memcpy(b.data(), bytes.data(), bytes.size());
-    return b;
-}
-
-int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency())); }
-
-// CPUs this process may run on: its affinity mask, which a launcher may have narrowed (Open MPI
-// binds each of two ranks to a core of its own; `taskset`).
-int allowed_cpus() {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return host_threads();
-    return std::max(1, CPU_COUNT(&set));
-}
-
-// Lets this process run on every CPU of the machine that its cgroup permits (the kernel drops
-// the rest of the mask) and returns how many that is. Under the machine lock a timed job has
-// the machine to itself, as in a one-process run; left bound to its rank's core, it ran its
-// threads on one core: two Open MPI ranks labelled schedules 1.8x slower than one process.
-int widen_to_machine() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof set, &set); // on failure the narrower mask stays: counted below
-    return allowed_cpus();
-}
-
-// ---- the worker ---------------------------------------------------------------------------------
-
-// A job's failure, thrown inside the worker (and its timing rounds' processes) to end the job.
-struct JobFailure {
-    JobStatus status;
-    std::string message;
-};
-
-// The failure that the exception in flight means; `compiled`: the pipeline had compiled.
-JobFailure failure_of(const std::exception_ptr &e, bool compiled) {
-    const JobStatus error = compiled ? JobStatus::RuntimeError : JobStatus::CompileError;
-    try {
-        std::rethrow_exception(e);
-    } catch (const JobFailure &f) {
-        return f;
-    } catch (const std::bad_alloc &) {
-        return {JobStatus::OutOfMemory, "out of memory (std::bad_alloc)"};
-    } catch (const Halide::RuntimeError &e) {
-        const std::string m = e.what();
-        const bool oom = m.find("Out of memory") != std::string::npos || m.find("out of memory") != std::string::npos ||
-                         m.find("CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos; // the device's memory
-        return {oom ? JobStatus::OutOfMemory : JobStatus::RuntimeError, m};
-    } catch (const Halide::Error &e) {
-        return {error, e.what()}; // CompileError, InternalError: a schedule or algorithm Halide rejects
-    } catch (const std::exception &e) {
-        return {error, e.what()};
-    } catch (...) {
-        return {error, "unknown exception"};
-    }
-}
-
-// A failure on the wire: the worker's 'E' message, and a timing round's failed result.
-void put_failure(ByteWriter &w, const JobFailure &f) {
-    w.put<uint8_t>(uint8_t(f.status));
-    w.put_string(f.message);
-}
-
-JobFailure get_failure(ByteReader &r) {
-    const auto status = JobStatus(r.get<uint8_t>());
-    return {status, r.get_string()};
-}
-
-void put_timing(ByteWriter &w, const TimingResult &t) {
-    w.put<int32_t>(t.threads);
-    w.put_vector(t.samples);
-    w.put<int32_t>(t.retaken);
-    w.put<uint8_t>(t.contended ? 1 : 0);
-    w.put<double>(t.cpu_wait);
-    w.put_vector(t.round_sizes);
-    w.put_vector(t.page_faults);
-}
-
-TimingResult get_timing(ByteReader &r) {
-    TimingResult t;
-    t.threads = r.get<int32_t>();
-    t.samples = r.get_vector<double>();
-    t.retaken = r.get<int32_t>();
-    t.contended = r.get<uint8_t>() != 0;
-    t.cpu_wait = r.get<double>();
-    t.round_sizes = r.get_vector<int>();
-    t.page_faults = r.get_vector<double>();
-    summarize(&t);
-    return t;
-}
-
-// One timing round in a process of its own (round_process.h). The worker ends as the round's
-// process ended when that was not by returning (the same signal, or exit status), so that the
-// parent reports a crash in a round as it would report one in the worker.
-TimingResult time_round_in_child(const TimingProtocol &protocol, int threads, const std::function<void()> &run) {
-    const ChildOutcome c = run_in_child([&]() {
-        claim_main_arena(); // the child's one thread, before the pool's
-        ByteWriter w;
-        try {
-            const TimingResult t = time_runs(protocol, threads, run);
-            w.put<uint8_t>(1);
-            put_timing(w, t);
-        } catch (...) {
-            w.put<uint8_t>(0);
-            put_failure(w, failure_of(std::current_exception(), /*compiled=*/true));
-        }
-        return w.bytes();
-    });
-    if (c.signal != 0) {
-        std::signal(c.signal, SIG_DFL);
-        ::raise(c.signal);
-        ::_exit(128 + c.signal); // the signal is blocked here: end as a shell reports a signal's death
-    }
-    if (!c.returned) ::_exit(c.exit_code);
-    // Either message is checked whole, so that a truncated one never reads as a status.
-    ByteReader r(c.bytes);
-    if (r.get<uint8_t>() == 1) {
-        TimingResult t = get_timing(r);
-        if (r.ok()) return t;
-    } else {
-        JobFailure f = get_failure(r);
-        if (r.ok()) throw f;
-    }
-    throw JobFailure{JobStatus::Crash, "malformed result from a timing round's process"};
-}
-
-[[noreturn]] void worker_main(const BenchmarkJob &job, const RunnerOptions &options, int result_fd, int go_fd,
-                              pid_t parent) {
-    std::signal(SIGINT, SIG_IGN); // the parent decides what Ctrl-C means
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(1); // the parent died before prctl took effect
-    if (!options.worker_log.empty()) {
-        const int fd = ::open(options.worker_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd >= 0) {
-            ::dup2(fd, STDOUT_FILENO);
-            ::dup2(fd, STDERR_FILENO);
-            ::close(fd);
-        }
-    }
-    // CUDA's driver reserves address space far beyond any limit on it (for unified addressing): a
-    // GPU job's host memory goes unlimited.
-    if (options.memory_limit_bytes > 0 && !Halide::Target(options.target).has_gpu_feature()) {
-        const rlimit limit{rlim_t(options.memory_limit_bytes), rlim_t(options.memory_limit_bytes)};
-        setrlimit(RLIMIT_AS, &limit);
-    }
-    // Before the Halide runtime starts its thread pool, whose threads inherit the mask.
-    const int cpus = options.machine_lock.empty() ? allowed_cpus() : widen_to_machine();
-    const int threads = options.timing.threads > 0 ? options.timing.threads : cpus;
-    setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/1);
-    claim_main_arena(); // for rounds timed here (GPU jobs, rounds without processes of their own)
-    bool compiled = false;
-    auto fail = [&](const JobFailure &f) {
-        ByteWriter w;
-        put_failure(w, f);
-        send(result_fd, 'E', w.bytes());
-    };
-    try {
-        PreparedJob prepared = job.prepare();
-        const auto t0 = Clock::now();
-        send(result_fd, 'P', prepared.payload);
-        if (prepared.before_compile) prepared.before_compile();
-        const Halide::Target target = runner::runnable_here(Halide::Target(options.target));
-        const bool gpu = target.has_gpu_feature();
-        featurize::guard_codegen(prepared.pipeline); // every scheduler's pipelines, not only ours
-        use_system_allocator(prepared.pipeline);
-        prepared.pipeline.compile_jit(target);
-        compiled = true;
-        // When prepare and compile ended, on the machine's monotonic clock: the parent takes the
-        // stops it made off each phase by their times, not by which messages it had read.
-        ByteWriter c;
-        c.put<int64_t>(t0.time_since_epoch().count());
-        c.put<int64_t>(Clock::now().time_since_epoch().count());
-        send(result_fd, 'C', c.bytes());
-        const int rounds = std::max(options.timing.rounds, 1);
-        TimingProtocol protocol = rounds > 1 ? round_protocol(options.timing) : options.timing;
-        // Retakes never take a round into its timeout.
-        protocol.contended_seconds = std::min(protocol.contended_seconds, 0.5 * options.run_timeout_seconds);
-        // CUDA's driver state does not survive a fork: a GPU job's rounds share the worker.
-        const bool fresh = options.timing.fresh_processes && !gpu;
-        if (fresh) prepared.output = shared_buffer_like(prepared.output); // the rounds' processes write it
-        const auto run = [&]() {
-            prepared.pipeline.realize(prepared.output, target);
-            // GPU kernels run asynchronously: a run ends when the device is done. The output
-            // stays on the device, and the inputs, copied there by the first (warm-up) run, too.
-            if (gpu && prepared.output.device_sync() != 0) throw std::runtime_error("device_sync failed");
-        };
-        std::vector<TimingResult> taken;
-        double benchmark_seconds = 0;
-        for (int k = 0; k < rounds; k++) {
-            char go = 0;
-            while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {
-            }
-            const auto round_start = Clock::now();
-            taken.push_back(fresh ? time_round_in_child(protocol, threads, run) : time_runs(protocol, threads, run));
-            benchmark_seconds += std::chrono::duration<double>(Clock::now() - round_start).count();
-            if (k + 1 < rounds) send(result_fd, 'S', "");
-        }
-        const TimingResult timing = merge_rounds(taken);
-        if (gpu && prepared.output.copy_to_host() != 0) // after the timing: transfers are not timed
-            throw std::runtime_error("copying the output from the GPU failed");
-        ByteWriter r;
-        std::string difference;
-        if (job.reference) difference = compare_buffers(*job.reference, prepared.output, options.integer_tolerance);
-        r.put<uint8_t>(uint8_t(difference.empty() ? JobStatus::Ok : JobStatus::WrongOutput));
-        r.put_string(difference);
-        r.put<double>(benchmark_seconds);
-        put_timing(r, timing);
-        r.put<uint8_t>(job.return_output ? 1 : 0);
-        if (job.return_output) put_buffer(r, prepared.output);
-        send(result_fd, 'R', r.bytes());
-    } catch (...) {
-        fail(failure_of(std::current_exception(), compiled));
-    }
-    ::_exit(0); // no atexit handlers or static destructors of the parent's state
-}
 
 // ---- the parent ---------------------------------------------------------------------------------
 
 enum class Phase { Compiling, WaitingToRun, Running };
 
+// A worker process and the job it runs: forked for that job, or a pooled one (started by exec,
+// kept across jobs: `jobs_served` so far).
 struct Worker {
     size_t job = 0;
     pid_t pid = -1;
     int result_fd = -1, go_fd = -1;
+    bool pooled = false;
+    int jobs_served = 0;
+    double describe_seconds = 0; // the job's describe(), in the runner
     Phase phase = Phase::Compiling;
     int rounds_done = 0; // rounds of timing taken
     Clock::time_point deadline;
     std::string inbox; // bytes received, not yet parsed
     bool finished = false;
-    // When it was forked; whether it is stopped (SIGSTOP) while another job is timed, since when,
-    // and the stops it had (taken off its prepare and compile seconds by their times).
+    bool reported = false; // its job ended with the worker's own 'R' or 'E': it lives, idle
+    // When its job started; whether it is stopped (SIGSTOP) while another job is timed, since
+    // when, and the stops it had (taken off its prepare and compile seconds by their times).
     bool paused = false;
-    Clock::time_point forked, paused_since;
+    Clock::time_point started, paused_since;
     std::vector<std::pair<Clock::time_point, Clock::time_point>> pauses;
 };
 
@@ -353,17 +108,30 @@ public:
     Supervisor(const std::vector<BenchmarkJob> &jobs, const RunnerOptions &options,
                const std::function<void(size_t, JobResult &)> &on_done, const std::atomic<bool> *stop)
         : jobs_(jobs), options_(options), on_done_(on_done), stop_(stop), results_(jobs.size()) {
+        // A worker that died leaves a pipe that fails to write: an error here, not our death.
+        previous_sigpipe_ = std::signal(SIGPIPE, SIG_IGN);
         for (size_t i = 0; i < jobs.size(); i++) {
             results_[i].name = jobs[i].name;
             results_[i].status = JobStatus::Cancelled;
             results_[i].message = "not started: stopped";
         }
-        // Workers under the machine lock run on the whole machine (worker_main), the others where
-        // this process may.
+        // Workers under the machine lock run on the whole machine (enter_worker_process), the
+        // others where this process may.
         const int cpus = options.machine_lock.empty() ? allowed_cpus() : host_threads();
         max_compiling_ = options.parallel_compiles > 0 ? options.parallel_compiles
                                                        : std::max(1, cpus / options.processes_on_machine);
         if (!options.machine_lock.empty()) lock_.emplace(options.machine_lock);
+        const bool described = !jobs.empty() && bool(jobs[0].describe);
+        for (const BenchmarkJob &j : jobs) {
+            if (bool(j.prepare) == bool(j.describe) || bool(j.describe) != described)
+                throw std::invalid_argument("benchmark runner: job '" + j.name +
+                                            "' needs one of prepare or describe, as every job of its run");
+        }
+        if (described) {
+            program_ = worker_program(options);
+            // As many searches as compiles: each stage has a core's worth of work in flight.
+            describer_.emplace(jobs, max_compiling_);
+        }
         group_start_.resize(jobs.size());
         group_end_.resize(jobs.size());
         for (size_t i = 0; i < jobs.size(); i++) {
@@ -374,6 +142,14 @@ public:
             const bool joins = i + 1 < jobs.size() && group_start_[i + 1] == group_start_[i];
             group_end_[i] = joins ? group_end_[i + 1] : i + 1;
         }
+    }
+
+    ~Supervisor() {
+        for (Worker &w : idle_) end_process(w);
+        for (Worker &w : workers_) { // an exception ends the run
+            if (!w.finished) end_process(w);
+        }
+        std::signal(SIGPIPE, previous_sigpipe_);
     }
 
     std::vector<JobResult> run() {
@@ -410,28 +186,134 @@ private:
                std::any_of(workers_.begin(), workers_.end(), [&](const Worker &w) { return ready(w); });
     }
 
+    // Starts compiles (launches) and, for described jobs, searches (describes) while there is
+    // room: as many of each as compile slots, the searches at most a few jobs ahead.
     void launch_what_fits() {
         if (stopping()) return;
         // While a job is ready to be timed under the exclusive policy, start no new compile.
         if (options_.exclusive_benchmark && timing_or_ready()) return;
-        while (next_job_ < jobs_.size() && count(Phase::Compiling) < max_compiling_) {
+        const size_t ahead = next_job_ + size_t(2 * max_compiling_);
+        for (;;) {
+            const bool launch_next = next_job_ < jobs_.size() && count(Phase::Compiling) < max_compiling_ &&
+                                     (!describer_ || describer_->done(next_job_));
+            const bool describe_next = describer_ && next_described_ < std::min(jobs_.size(), ahead) &&
+                                       describer_->in_flight() < max_compiling_;
+            if (!launch_next && !describe_next) return;
+            // A search takes the machine as a compile does: under the same lock.
             if (lock_ && !lock_->try_compile()) {
                 lock_waiting_ = true; // asked again soon, not after the usual second
                 return;
             }
-            launch(next_job_++);
+            if (launch_next) {
+                launch(next_job_++);
+            } else {
+                describer_->submit(next_described_++);
+            }
         }
     }
 
-    // The machine lock is held only while this process compiles, or times or has a job to time.
+    // The machine lock is held only while this process compiles or searches, or times or has a
+    // job to time.
     void release_what_is_unused() {
         lock_waiting_ = false;
         if (!lock_) return;
         const bool compiling_held = lock_->held() == MachineLock::Held::Compiling;
-        if (compiling_held ? count(Phase::Compiling) == 0 : !timing_or_ready()) lock_->release();
+        const bool working = count(Phase::Compiling) > 0 || (describer_ && describer_->in_flight() > 0);
+        if (compiling_held ? !working : !timing_or_ready()) lock_->release();
     }
 
     void launch(size_t job) {
+        if (!describer_) {
+            fork_worker(job);
+            return;
+        }
+        DescribeGraph::Described d = describer_->take(job);
+        JobResult &res = results_[job];
+        res.prepare_seconds = d.seconds;
+        if (d.failure) { // no worker: the search failed
+            res.status = d.failure->status;
+            res.message = d.failure->message;
+            if (on_done_) on_done_(job, res);
+            return;
+        }
+        res.payload = std::move(d.spec.payload);
+        ByteWriter frame;
+        frame.put_string(d.spec.kind);
+        frame.put_string(d.spec.data);
+        frame.put<uint8_t>(jobs_[job].return_output ? 1 : 0);
+        frame.put<uint8_t>(jobs_[job].reference ? 1 : 0);
+        if (jobs_[job].reference) put_buffer(frame, *jobs_[job].reference);
+        Worker w = pooled_worker();
+        if (!send(w.go_fd, 'J', frame.bytes())) { // it died while idle: one fresh try
+            end_process(w);
+            w = pooled_worker();
+            if (!send(w.go_fd, 'J', frame.bytes())) throw std::runtime_error("a new pooled worker died at once");
+        }
+        w.job = job;
+        w.describe_seconds = d.seconds;
+        start_job(std::move(w));
+    }
+
+    // The job's clocks, and the worker among those running.
+    void start_job(Worker w) {
+        w.started = Clock::now();
+        w.deadline = w.started + seconds(options_.compile_timeout_seconds);
+        results_[w.job].worker = w.pid;
+        workers_.push_back(std::move(w));
+    }
+
+    // An idle pooled worker, or a new one started by exec of the worker program.
+    Worker pooled_worker() {
+        if (!idle_.empty()) {
+            Worker w = std::move(idle_.back());
+            idle_.pop_back();
+            return w;
+        }
+        int result_pipe[2], command_pipe[2];
+        if (pipe2(result_pipe, O_CLOEXEC) != 0 || pipe2(command_pipe, O_CLOEXEC) != 0)
+            throw std::runtime_error("pipe failed");
+        // Only these two ends reach the program (every other descriptor of ours closes on exec).
+        ::fcntl(result_pipe[1], F_SETFD, 0);
+        ::fcntl(command_pipe[0], F_SETFD, 0);
+        const std::string result_fd = std::to_string(result_pipe[1]), command_fd = std::to_string(command_pipe[0]),
+                          parent = std::to_string(parent_pid_);
+        std::vector<char *> argv{const_cast<char *>(program_.c_str()),  const_cast<char *>("--serve"),
+                                 const_cast<char *>(result_fd.c_str()), const_cast<char *>(command_fd.c_str()),
+                                 const_cast<char *>(parent.c_str()),    nullptr};
+        std::fflush(nullptr);
+        pid_t pid = -1;
+        const int error = posix_spawn(&pid, program_.c_str(), nullptr, nullptr, argv.data(), environ);
+        ::close(result_pipe[1]);
+        ::close(command_pipe[0]);
+        if (error != 0) {
+            ::close(result_pipe[0]);
+            ::close(command_pipe[1]);
+            throw std::runtime_error("cannot start the worker program " + program_ + ": " + std::strerror(error));
+        }
+        Worker w;
+        w.pid = pid;
+        w.pooled = true;
+        w.result_fd = result_pipe[0];
+        w.go_fd = command_pipe[1];
+        ByteWriter o;
+        o.put<uint32_t>(kWireVersion);
+        put_options(o, options_);
+        send(w.go_fd, 'O', o.bytes()); // a failure shows when its first job is sent
+        return w;
+    }
+
+    // Kills and collects a worker's process (a no-op kill if it exited); returns its wait status.
+    static int end_process(Worker &w) {
+        ::kill(w.pid, SIGKILL);
+        int wstatus = 0;
+        while (waitpid(w.pid, &wstatus, 0) < 0 && errno == EINTR) {
+        }
+        ::close(w.result_fd);
+        ::close(w.go_fd);
+        return wstatus;
+    }
+
+    void fork_worker(size_t job) {
         int result_pipe[2], go_pipe[2];
         if (pipe(result_pipe) != 0 || pipe(go_pipe) != 0) throw std::runtime_error("pipe failed");
         std::fflush(nullptr); // don't duplicate buffered output into the child
@@ -443,7 +325,10 @@ private:
             ::close(go_pipe[1]);
             for (const Worker &w : workers_) ::close(w.result_fd), ::close(w.go_fd);
             if (lock_) lock_->close_inherited();
-            worker_main(jobs_[job], options_, result_pipe[1], go_pipe[0], parent_pid_);
+            const int threads = enter_worker_process(options_, parent_pid_);
+            const BenchmarkJob &j = jobs_[job];
+            run_job(j.prepare, j.reference, j.return_output, options_, threads, result_pipe[1], go_pipe[0]);
+            ::_exit(0); // no atexit handlers or static destructors of the parent's state
         }
         ::close(result_pipe[1]);
         ::close(go_pipe[0]);
@@ -452,9 +337,8 @@ private:
         w.pid = pid;
         w.result_fd = result_pipe[0];
         w.go_fd = go_pipe[1];
-        w.forked = forked;
-        w.deadline = Clock::now() + seconds(options_.compile_timeout_seconds);
-        workers_.push_back(std::move(w));
+        start_job(std::move(w));
+        workers_.back().started = forked;
     }
 
     static Clock::duration seconds(double s) {
@@ -499,14 +383,16 @@ private:
     }
 
     void continue_compiles() {
-        if (timing_or_ready() ||
-            std::none_of(workers_.begin(), workers_.end(), [](const Worker &w) { return w.paused; }))
+        const bool searches_paused = describer_ && describer_->paused();
+        if (timing_or_ready() || (!searches_paused && std::none_of(workers_.begin(), workers_.end(),
+                                                                   [](const Worker &w) { return w.paused; })))
             return;
         if (lock_ && !lock_->try_compile()) {
             lock_waiting_ = true; // another process waits to time: they stay stopped meanwhile
             return;
         }
         for (Worker &w : workers_) continue_worker(w);
+        if (searches_paused) describer_->resume();
     }
 
     void grant_benchmark() {
@@ -518,7 +404,10 @@ private:
             if (ready(w) && (!next || key(w) < key(*next))) next = &w;
         }
         if (!next) return;
-        if (options_.exclusive_benchmark) pause_compiles();
+        if (options_.exclusive_benchmark) {
+            pause_compiles();
+            if (describer_) describer_->pause();
+        }
         if (lock_ && !lock_->try_time()) {
             lock_waiting_ = true;
             return;
@@ -530,7 +419,8 @@ private:
     }
 
     void wait_for_events() {
-        if (workers_.empty()) {
+        const bool searching = describer_ && describer_->in_flight() > 0;
+        if (workers_.empty() && !searching) {
             if (lock_waiting_) std::this_thread::sleep_for(std::chrono::milliseconds(10));
             return;
         }
@@ -542,9 +432,11 @@ private:
         const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(soonest - Clock::now()).count();
         std::vector<pollfd> fds;
         for (const Worker &w : workers_) fds.push_back(pollfd{w.result_fd, POLLIN, 0});
+        if (describer_) fds.push_back(pollfd{describer_->wake_fd(), POLLIN, 0}); // a search done
         const int ready = poll(fds.data(), fds.size(), int(std::clamp<int64_t>(wait + 1, 0, 1000)));
         if (ready <= 0) return;
-        for (size_t i = 0; i < fds.size(); i++) {
+        if (describer_ && fds.back().revents) describer_->clear_wake();
+        for (size_t i = 0; i < workers_.size(); i++) {
             if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_from(workers_[i]);
         }
         workers_.erase(std::remove_if(workers_.begin(), workers_.end(), [](const Worker &w) { return w.finished; }),
@@ -575,12 +467,12 @@ private:
             ByteReader r(payload);
             JobResult &res = results_[w.job];
             if (tag == 'P') {
-                res.payload = payload;
+                if (!w.pooled) res.payload = payload; // a described job's came with its description
             } else if (tag == 'C') {
                 continue_worker(w); // compiled before it was stopped: it waits for its turn
                 const Clock::time_point prepared{Clock::duration(r.get<int64_t>())},
                     compiled{Clock::duration(r.get<int64_t>())};
-                res.prepare_seconds = running_seconds(w, w.forked, prepared);
+                res.prepare_seconds = w.describe_seconds + running_seconds(w, w.started, prepared);
                 res.compile_seconds = running_seconds(w, prepared, compiled);
                 w.phase = Phase::WaitingToRun;
             } else if (tag == 'S') {
@@ -588,6 +480,7 @@ private:
                 w.phase = Phase::WaitingToRun;
             } else if (tag == 'E') {
                 const JobFailure f = get_failure(r);
+                w.reported = r.ok();
                 finish(w, f.status, f.message);
                 return;
             } else if (tag == 'R') {
@@ -598,18 +491,37 @@ private:
                 if (r.get<uint8_t>()) res.output = get_buffer(r);
                 std::string note = message;
                 if (res.timing.contended && status == JobStatus::Ok) note = contention_note(res.timing);
+                w.reported = r.ok();
                 finish(w, r.ok() ? status : JobStatus::Crash, r.ok() ? note : "malformed result from worker");
                 return;
             }
         }
     }
 
-    // Records the job's outcome, then collects the worker (killing it if still alive).
+    // A pooled worker that reported its job's end itself serves the next, unless the job left it
+    // suspect (out of memory: its heap may be in any state) or it has served its share.
+    bool reusable(const Worker &w, JobStatus status) const {
+        const bool clean = status == JobStatus::Ok || status == JobStatus::WrongOutput ||
+                           status == JobStatus::CompileError || status == JobStatus::RuntimeError;
+        return w.pooled && w.reported && clean && w.jobs_served + 1 < kJobsPerWorker && !stopping();
+    }
+
+    // Records the job's outcome, then collects the worker (killing it if still alive) or, pooled
+    // and reusable, keeps it idle for the next job.
     void finish(Worker &w, JobStatus status, std::string message) {
         if (w.finished) return;
-        ::kill(w.pid, SIGKILL); // a no-op for a worker that already exited
+        w.finished = true;
         int wstatus = 0;
-        while (waitpid(w.pid, &wstatus, 0) < 0 && errno == EINTR) {
+        if (reusable(w, status)) {
+            Worker idle;
+            idle.pid = w.pid;
+            idle.pooled = true;
+            idle.jobs_served = w.jobs_served + 1;
+            idle.result_fd = w.result_fd;
+            idle.go_fd = w.go_fd;
+            idle_.push_back(std::move(idle));
+        } else {
+            wstatus = end_process(w);
         }
         if (message.empty() && status == JobStatus::Crash) {
             if (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) != SIGKILL) {
@@ -624,9 +536,6 @@ private:
         }
         results_[w.job].status = status;
         results_[w.job].message = message;
-        ::close(w.result_fd);
-        ::close(w.go_fd);
-        w.finished = true;
         if (on_done_) on_done_(w.job, results_[w.job]);
     }
 
@@ -651,7 +560,12 @@ private:
     const pid_t parent_pid_ = ::getpid();
     std::vector<JobResult> results_;
     std::vector<Worker> workers_;
+    std::vector<Worker> idle_; // pooled workers between jobs
+    void (*previous_sigpipe_)(int) = SIG_DFL;
     size_t next_job_ = 0;
+    size_t next_described_ = 0;              // the next job to hand to the describer
+    std::string program_;                    // pooled workers' program
+    std::optional<DescribeGraph> describer_; // described jobs' searches
     int max_compiling_ = 1;
     std::optional<MachineLock> lock_; // RunnerOptions::machine_lock
     bool lock_waiting_ = false;       // the last turn asked of it was refused
@@ -680,7 +594,8 @@ std::vector<JobResult> run_jobs(const std::vector<BenchmarkJob> &jobs, const Run
     static std::set<std::string> warmed;
     const Halide::Target target = runner::runnable_here(Halide::Target(options.target));
     const Halide::Target host = featurize::host_part(target);
-    if (!jobs.empty() && warmed.insert(host.to_string()).second) warm_jit_runtime(host);
+    const bool forks = !jobs.empty() && jobs[0].prepare; // pooled workers build their own
+    if (forks && warmed.insert(host.to_string()).second) warm_jit_runtime(host);
     return Supervisor(jobs, options, on_done, stop).run();
 }
 

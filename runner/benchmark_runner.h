@@ -1,22 +1,33 @@
-// The benchmark runner: compiles and times Halide pipelines in isolated worker processes.
+// The benchmark runner: compiles and times Halide pipelines robustly, in isolated worker processes.
 //
-// Randomly scheduled code can crash, hang or exhaust memory, so every job runs in a child
-// process forked from the (single-threaded) caller. The child builds and schedules the pipeline
-// (BenchmarkJob::prepare), JIT-compiles it, then waits for the parent's go-ahead before timing
-// it, so that the parent can run compiles in parallel but benchmarks one at a time with nothing
-// compiling beside them: compiles in flight when a job's turn comes are stopped (SIGSTOP) until
-// no job is timed or ready, not waited for, so no core idles while they finish (their prepare
-// and compile seconds and timeouts count only the time they ran). With timing rounds, the workers of a group of jobs (a
-// pipeline's schedules) wait together and take turns: one round each, then the next round (timing.h); on a CPU
-// target each round runs in a child forked from the worker (round_process.h). The parent
-// enforces compile and run timeouts (SIGKILL) and reads a crash from the child's wait status; a memory limit
-// (RLIMIT_AS) turns a blow-up into an out-of-memory failure. A failed job is reported with its reason and the next job
-// runs.
+// Randomly scheduled code can crash, hang or exhaust memory, so no job's code runs in the caller.
+// A job reaches its worker in one of two ways:
+//  - a `prepare` closure: the runner forks a worker for the job from the (single-threaded) caller,
+//    and the child builds and schedules the pipeline;
+//  - described as data (`describe`): the runner calls describe() on threads of its own, many at
+//    once (a search, as in generate-dataset), and hands the description (a job kind and its bytes)
+//    to a pool of worker processes started by exec of a worker program (runner/job_worker.h),
+//    which build the pipeline by that kind. Pooled workers live across jobs and are replaced
+//    when one crashes, times out or runs out of memory (and after kJobsPerWorker jobs). Since the
+//    caller forks nothing, it may run threads; the searches are the flow graph's first stage
+//    (runner/describe_graph.h).
+// Either way, the worker JIT-compiles the pipeline, then waits for the runner's go-ahead before
+// timing it, so that the runner can run compiles in parallel but benchmarks one at a time with
+// nothing compiling or searching beside them: compiles in flight when a job's turn comes are
+// stopped (SIGSTOP) and searches wait at their next pause point, until no job is timed or ready,
+// so no core idles while they finish (their prepare and compile seconds and timeouts count only
+// the time they ran). With timing rounds, the workers of a group of jobs (a pipeline's schedules)
+// wait together and take turns: one round each, then the next round (timing.h); on a CPU target
+// each round runs in a child forked from the worker (round_process.h). The runner enforces
+// compile and run timeouts (SIGKILL) and reads a crash from the worker's wait status; a memory
+// limit (RLIMIT_AS) turns a blow-up into an out-of-memory failure. A failed job is reported with
+// its reason and the next job runs.
 //
-// Constraint: the calling process must not have run JIT-compiled Halide code or started
-// threads before run_jobs(): fork() copies only the calling thread, so a thread pool (Halide's
-// or TBB's) in the parent would be a dead husk in the child. (Compiling is fine: run_jobs()
-// compiles a trivial pipeline first so that workers inherit Halide's JIT runtime, built once.)
+// Constraint for `prepare` jobs: the calling process must not have run JIT-compiled Halide code
+// or started threads before run_jobs(): fork() copies only the calling thread, so a thread pool
+// (Halide's or TBB's) in the parent would be a dead husk in the child. (Compiling is fine:
+// run_jobs() compiles a trivial pipeline first so that workers inherit Halide's JIT runtime,
+// built once.) One run's jobs are all of one way.
 #pragma once
 
 #include "runner/output_check.h"
@@ -51,11 +62,23 @@ struct PreparedJob {
     std::function<void()> before_compile;
 };
 
+// A job described as data, for a pooled worker: the name of a job kind the worker program knows
+// (runner/job_worker.h) and that kind's bytes; and the payload to report as the job's.
+struct JobSpec {
+    std::string kind;
+    std::string data;
+    std::string payload;
+};
+
 struct BenchmarkJob {
     std::string name;
-    // Runs in the worker: build the algorithm and apply the schedule (errors here are compile
-    // errors, crashes here are crashes).
+    // Runs in a forked worker: build the algorithm and apply the schedule (errors here are
+    // compile errors, crashes here are crashes).
     std::function<PreparedJob()> prepare;
+    // Or: runs in the calling process, on one of the runner's threads, concurrently with other
+    // jobs' describes (and must be safe so); its exceptions are the job's failure as prepare's
+    // are. Pause points (common/pause_gate.h) let the runner stop it while a job is timed.
+    std::function<JobSpec()> describe;
     // If set, the worker compares its output with this one (see output_check.h) and reports
     // WrongOutput when they differ.
     std::optional<Halide::Buffer<>> reference;
@@ -69,13 +92,14 @@ struct BenchmarkJob {
 struct JobResult {
     std::string name;
     JobStatus status = JobStatus::Crash;
-    std::string message;          // why it failed; when ok, empty or a note on its timing (contention)
-    double prepare_seconds = 0;   // the worker's start and prepare(): building and scheduling (a search)
-    double compile_seconds = 0;   // JIT compilation
+    std::string message;        // why it failed; when ok, empty or a note on its timing (contention)
+    double prepare_seconds = 0; // describe(), or the worker's start, and prepare(): building and scheduling (a search)
+    double compile_seconds = 0; // JIT compilation
     double benchmark_seconds = 0; // the whole timing protocol, warm-up included
     std::string payload;          // PreparedJob::payload (empty if prepare() did not return)
     TimingResult timing;          // samples, min, median, thread count
     std::optional<Halide::Buffer<>> output;
+    int worker = 0; // the pid of the worker process that ran it (0: none did)
 };
 
 struct RunnerOptions {
@@ -100,11 +124,17 @@ struct RunnerOptions {
     // Where workers' stdout and stderr go (autoschedulers and Halide print there): appended to
     // this file; empty: inherited from the caller.
     std::string worker_log;
+    // The program pooled workers run (described jobs); empty: runner::worker_program()'s default.
+    std::string worker_program;
     TimingProtocol timing;
 };
 
 // Checks options; throws UserError naming the bad field.
 void validate(const RunnerOptions &options);
+
+// Jobs a pooled worker runs before it is replaced: whatever a job leaves behind in the process
+// (the allocator's heap, Halide's JIT caches) stays bounded.
+constexpr int kJobsPerWorker = 64;
 
 // Runs every job (in worker processes) and returns their results in job order. `on_done`, if
 // given, is called in the caller's process as each job finishes (e.g. for a progress bar, or to

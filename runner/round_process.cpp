@@ -59,11 +59,12 @@ ChildOutcome run_in_child(const std::function<std::string()> &fn) {
     return outcome;
 }
 
-Halide::Buffer<> shared_buffer_like(const Halide::Buffer<> &b) {
+Halide::Buffer<> shared_buffer_like(const Halide::Buffer<> &b, std::shared_ptr<void> *mapping) {
     const halide_buffer_t *raw = b.raw_buffer();
     const size_t bytes = std::max<size_t>(raw->size_in_bytes(), 1);
     void *memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (memory == MAP_FAILED) throw std::bad_alloc();
+    *mapping = std::shared_ptr<void>(memory, [bytes](void *m) { ::munmap(m, bytes); });
     // The same offset of the host pointer from the lowest address as in b (negative strides).
     uint8_t *host = static_cast<uint8_t *>(memory) + (raw->host - raw->begin());
     std::vector<halide_dimension_t> shape(raw->dim, raw->dim + raw->dimensions);

@@ -16,6 +16,7 @@
 #include <Halide.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace schedforge::runner {
@@ -36,7 +37,7 @@ ChildOutcome run_in_child(const std::function<std::string()> &fn);
 
 // A buffer of b's type and shape (mins, extents and strides) whose memory this process shares
 // with the children it forks afterwards, so that what a child's run writes there is seen here.
-// The memory is never unmapped: a worker holds one such buffer for its life.
-Halide::Buffer<> shared_buffer_like(const Halide::Buffer<> &b);
+// `*mapping` owns the memory (unmapped when the last copy goes): keep it while the buffer is used.
+Halide::Buffer<> shared_buffer_like(const Halide::Buffer<> &b, std::shared_ptr<void> *mapping);
 
 } // namespace schedforge::runner

@@ -1,5 +1,6 @@
 #include "sampler/beam_search.h"
 
+#include "common/pause_gate.h"
 #include "common/rng.h"
 #include "common/stopwatch.h"
 #include "sampler/successors.h"
@@ -230,6 +231,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
             std::vector<std::vector<uint32_t>> runs(beam.size());
             arena.execute([&] {
                 tbb::parallel_for(size_t(0), beam.size(), [&](size_t i) {
+                    common::pause_point(); // the benchmark runner may be timing a schedule
                     expanded[i] = generator.successors(beam[i]->nest, int(d), &runs[i]);
                 });
             });
@@ -247,6 +249,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
                 std::vector<int64_t> reused(batch.size(), 0);
                 arena.execute([&] {
                     tbb::parallel_for(size_t(0), batch.size(), [&](size_t i) {
+                        common::pause_point();
                         State &c = *batch[i];
                         c.features = options.memoize_features
                                          ? sf::update_schedule_features(dag, c.nest, target, c.parent->features,
@@ -407,6 +410,7 @@ SearchResult beam_search(const sf::FunctionDAG &dag, const Halide::Target &targe
                 std::vector<std::vector<uint32_t>> ahead_runs(members.size());
                 arena.execute([&] {
                     tbb::parallel_for(size_t(0), members.size(), [&](size_t j) {
+                        common::pause_point();
                         ahead[j] = generator.successors(ranked[members[j]].state->nest, int(d + 1), &ahead_runs[j]);
                     });
                 });

@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <sys/resource.h>
 #include <thread>
 
 namespace {
@@ -32,6 +33,17 @@ using schedforge::tools::format_number;
 namespace ds = schedforge::datasets;
 namespace sh = schedforge::datagen;
 namespace ss = schedforge::sampler;
+
+// User and system CPU seconds of this process and of the children it has collected.
+double process_tree_cpu_seconds() {
+    double total = 0;
+    for (const int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+        rusage u{};
+        getrusage(who, &u);
+        for (const timeval &t : {u.ru_utime, u.ru_stime}) total += double(t.tv_sec) + 1e-6 * double(t.tv_usec);
+    }
+    return total;
+}
 
 std::string failures_note(const sh::GenerationStats &s) {
     std::string note;
@@ -64,14 +76,14 @@ void print_summary(const sh::GenerationStats &s, const std::string &path) {
                   << " timing samples retaken while other processes held the CPUs; " << s.contended_labels
                   << " runtimes timed under contention all the same (their messages say so)\n";
     }
-    // How close the run came to keeping every core busy: workers' search and compile time, plus
-    // benchmarks (which use every core), over wall time x cores.
+    // How close the run came to keeping every core busy: the CPU time of this process (searches,
+    // writes) and of its workers (compiles, timed runs), over wall time x cores. (Wall times
+    // summed per phase would overstate it: searches and compiles share the cores.)
     const double cores = std::max(1u, std::thread::hardware_concurrency());
     if (s.wall_seconds > 0) {
         std::cout << "cores busy: "
-                  << format_number("%.0f", 100 * (s.search_seconds + s.compile_seconds + s.benchmark_seconds * cores) /
-                                               (s.wall_seconds * cores))
-                  << "% of " << format_number("%.0f", cores) << "\n";
+                  << format_number("%.0f", 100 * process_tree_cpu_seconds() / (s.wall_seconds * cores)) << "% of "
+                  << format_number("%.0f", cores) << " (CPU time over wall time)\n";
     }
     std::error_code ec;
     const auto bytes = std::filesystem::file_size(path, ec);

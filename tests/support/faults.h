@@ -1,10 +1,14 @@
 // Jobs made to fail on purpose, for tests of a run's robustness: a JobRunner (datagen/generate.h) that
 // wraps the benchmark runner and makes the named jobs crash, hang, run out of memory, fail to
-// compile or compute the wrong thing after their search. Production configs carry no faults.
+// compile or compute the wrong thing after their search. Production configs carry no faults:
+// described jobs fail in the test worker program (tests/support/fault_worker.cpp), which knows the
+// fault job kind beside the dataset engine's.
 #pragma once
 
+#include "common/wire.h"
 #include "datagen/generate.h"
 #include "runner/benchmark_runner.h"
+#include "runner/job_worker.h"
 
 #include <Halide.h>
 
@@ -48,24 +52,56 @@ inline void wrong_output_of(runner::PreparedJob &job) {
     job.pipeline = Halide::Pipeline(wrong);
 }
 
+// The test worker program's job kind: a fault, around another kind's job.
+inline const std::string kFaultJob = "test.fault";
+
+// `spec` failing as `kind` says, after it is built.
+inline runner::JobSpec faulty(runner::JobSpec spec, FaultKind kind) {
+    common::ByteWriter w;
+    w.put<uint8_t>(uint8_t(kind));
+    w.put_string(spec.kind);
+    w.put_string(spec.data);
+    spec.kind = kFaultJob;
+    spec.data = w.bytes();
+    return spec;
+}
+
+// kFaultJob in the worker: builds the job within by `kinds`, then fails as it says.
+inline runner::PreparedJob build_faulty(const runner::JobKinds &kinds, const std::string &data) {
+    common::ByteReader r(data);
+    const auto kind = FaultKind(r.get<uint8_t>());
+    const std::string inner = r.get_string(), inner_data = r.get_string();
+    runner::PreparedJob prepared = kinds.at(inner)(inner_data);
+    if (kind == FaultKind::WrongOutput) wrong_output_of(prepared);
+    prepared.before_compile = [kind]() { inject(kind); };
+    return prepared;
+}
+
 // runner::run_jobs, with the jobs named in `faults` (e.g. "pipeline 0 sample 3", as generate_dataset
 // names them) failing as said.
 inline datagen::JobRunner faulty_runner(std::map<std::string, FaultKind> faults) {
     return [faults = std::move(faults)](
                const std::vector<runner::BenchmarkJob> &jobs, const runner::RunnerOptions &options,
                const std::function<void(size_t, runner::JobResult &)> &on_done, const std::atomic<bool> *stop) {
-        std::vector<runner::BenchmarkJob> faulty = jobs;
-        for (runner::BenchmarkJob &job : faulty) {
+        std::vector<runner::BenchmarkJob> jobs_with_faults = jobs;
+        for (runner::BenchmarkJob &job : jobs_with_faults) {
             const auto it = faults.find(job.name);
             if (it == faults.end()) continue;
-            job.prepare = [prepare = job.prepare, kind = it->second]() {
+            const FaultKind kind = it->second;
+            if (job.describe) {
+                job.describe = [describe = job.describe, kind]() { return faulty(describe(), kind); };
+                continue;
+            }
+            job.prepare = [prepare = job.prepare, kind]() {
                 runner::PreparedJob prepared = prepare();
                 if (kind == FaultKind::WrongOutput) wrong_output_of(prepared);
                 prepared.before_compile = [kind]() { inject(kind); };
                 return prepared;
             };
         }
-        return runner::run_jobs(faulty, options, on_done, stop);
+        runner::RunnerOptions with_faults = options;
+        with_faults.worker_program = SCHEDFORGE_FAULT_WORKER;
+        return runner::run_jobs(jobs_with_faults, with_faults, on_done, stop);
     };
 }
 
