@@ -27,6 +27,8 @@
 #include <csignal>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -58,6 +60,48 @@ struct PlannedPipeline {
     gen::PipelineSpec spec;
     uint64_t id = 0;
 };
+
+// A pipeline's Halide build and FunctionDAG, made by the first of its jobs' searches to need them
+// and shared, read-only, by the others (they may run at once, on the runner's threads); dropped
+// once all of them are done (a later use, the StrictFloat recheck's, builds them again).
+class SharedAnalysis {
+public:
+    struct Analysis {
+        explicit Analysis(const gen::PipelineSpec &spec)
+            : built(gen::build_pipeline(spec)), dag(sf::FunctionDAG::build(built.pipeline)) {}
+        gen::BuiltPipeline built;
+        sf::FunctionDAG dag;
+    };
+
+    SharedAnalysis(gen::PipelineSpec spec, int uses) : spec_(std::move(spec)), uses_(uses) {}
+
+    // Holds the analysis for one use, until done().
+    std::shared_ptr<const Analysis> take() {
+        std::lock_guard lock(mutex_);
+        if (!analysis_) analysis_ = std::make_shared<const Analysis>(spec_);
+        return analysis_;
+    }
+    void done() {
+        std::lock_guard lock(mutex_);
+        if (--uses_ <= 0) analysis_.reset();
+    }
+
+private:
+    const gen::PipelineSpec spec_;
+    std::mutex mutex_;
+    int uses_;
+    std::shared_ptr<const Analysis> analysis_;
+};
+
+// Runs `describe` with the pipeline's analysis, and counts the use done however it ends.
+template<typename F>
+runner::JobSpec with_analysis(SharedAnalysis &shared, F describe) {
+    struct Done {
+        SharedAnalysis &s;
+        ~Done() { s.done(); }
+    } done{shared};
+    return describe(*shared.take());
+}
 
 struct JobInfo {
     size_t pipeline = 0; // index into the plan
@@ -362,9 +406,11 @@ GenerationStats generate_into(const DatasetConfig &config, datasets::RecordSink 
         rj.name = "pipeline " + std::to_string(i) + " reference";
         rj.return_output = true;
         rj.group = int64_t(index); // a pipeline's jobs take their timing rounds together
-        rj.describe = [spec]() {
-            const gen::BuiltPipeline built = gen::build_pipeline(spec);
-            return generated_job(spec, "", encode(pipeline_payload(sf::FunctionDAG::build(built.pipeline))));
+        const auto shared = std::make_shared<SharedAnalysis>(spec, int(missing.size()) + 1);
+        rj.describe = [spec, shared]() {
+            return with_analysis(*shared, [&](const SharedAnalysis::Analysis &a) {
+                return generated_job(spec, "", encode(pipeline_payload(a.dag)));
+            });
         };
         jobs.push_back(std::move(rj));
 
@@ -383,11 +429,11 @@ GenerationStats generate_into(const DatasetConfig &config, datasets::RecordSink 
             sj.name = "pipeline " + std::to_string(i) + " sample " + std::to_string(s);
             sj.return_output = true;
             sj.group = int64_t(index);
-            sj.describe = [spec, search = info.search, target]() {
-                const gen::BuiltPipeline built = gen::build_pipeline(spec);
-                const sf::FunctionDAG dag = sf::FunctionDAG::build(built.pipeline);
-                const ss::ScheduledPipeline scheduled = ss::schedule_pipeline(dag, target, search);
-                return generated_job(spec, scheduled.nest, schedule_payload(scheduled));
+            sj.describe = [spec, shared, search = info.search, target]() {
+                return with_analysis(*shared, [&](const SharedAnalysis::Analysis &a) {
+                    const ss::ScheduledPipeline scheduled = ss::search_schedule(a.dag, target, search);
+                    return generated_job(spec, scheduled.nest, schedule_payload(scheduled));
+                });
             };
             infos.push_back(info);
             jobs.push_back(std::move(sj));

@@ -22,10 +22,16 @@ ScheduledPipeline schedule_pipeline(const Halide::Pipeline &pipeline, const Hali
 
 ScheduledPipeline schedule_pipeline(const featurize::FunctionDAG &dag, const Halide::Target &target,
                                     const SearchOptions &options) {
+    ScheduledPipeline scheduled = search_schedule(dag, target, options);
+    featurize::apply(dag, scheduled.search.nest);
+    return scheduled;
+}
+
+ScheduledPipeline search_schedule(const featurize::FunctionDAG &dag, const Halide::Target &target,
+                                  const SearchOptions &options) {
     const std::unique_ptr<CostModel> model = make_cost_model(options.weights, options.coefficients);
     ScheduledPipeline scheduled;
     scheduled.search = search_for_target(dag, target, *model, options);
-    featurize::apply(dag, scheduled.search.nest);
     scheduled.source = featurize::schedule_source(dag, scheduled.search.nest);
     scheduled.nest = featurize::nest_text(dag, scheduled.search.nest);
     return scheduled;

@@ -33,5 +33,9 @@ ScheduledPipeline schedule_pipeline(const Halide::Pipeline &pipeline, const Hali
 // The same with the pipeline's FunctionDAG already built (its Funcs get the schedule).
 ScheduledPipeline schedule_pipeline(const featurize::FunctionDAG &dag, const Halide::Target &target,
                                     const SearchOptions &options);
+// The schedule the search finds, not applied: the Funcs keep theirs, so that several searches may
+// share one DAG, each on a thread of its own (generate-dataset's searches of one pipeline).
+ScheduledPipeline search_schedule(const featurize::FunctionDAG &dag, const Halide::Target &target,
+                                  const SearchOptions &options);
 
 } // namespace schedforge::sampler
