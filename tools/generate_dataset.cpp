@@ -76,14 +76,17 @@ void print_summary(const sh::GenerationStats &s, const std::string &path) {
                   << " timing samples retaken while other processes held the CPUs; " << s.contended_labels
                   << " runtimes timed under contention all the same (their messages say so)\n";
     }
-    // How close the run came to keeping every core busy: the CPU time of this process (searches,
-    // writes) and of its workers (compiles, timed runs), over wall time x cores. (Wall times
-    // summed per phase would overstate it: searches and compiles share the cores.)
+    // How close the run came to keeping every core busy, two ways. Slots: the searches' and
+    // compiles' seconds (each in a compile slot of its own, one a core) and the benchmarks'
+    // (which hold the whole machine), over wall time x cores: how well the runner keeps its
+    // slots filled. CPU: the CPU time of this process (searches, writes) and of its workers
+    // (compiles, timed runs) over wall time x cores: a timed run that leaves a core idle counts so.
     const double cores = std::max(1u, std::thread::hardware_concurrency());
     if (s.wall_seconds > 0) {
-        std::cout << "cores busy: "
-                  << format_number("%.0f", 100 * process_tree_cpu_seconds() / (s.wall_seconds * cores)) << "% of "
-                  << format_number("%.0f", cores) << " (CPU time over wall time)\n";
+        const double slots = s.search_seconds + s.compile_seconds + s.benchmark_seconds * cores;
+        std::cout << "cores busy: " << format_number("%.0f", 100 * slots / (s.wall_seconds * cores)) << "% of "
+                  << format_number("%.0f", cores) << " (search, compile and benchmark time); CPU "
+                  << format_number("%.0f", 100 * process_tree_cpu_seconds() / (s.wall_seconds * cores)) << "%\n";
     }
     std::error_code ec;
     const auto bytes = std::filesystem::file_size(path, ec);
