@@ -53,14 +53,6 @@ std::string schedule_payload(const ss::ScheduledPipeline &scheduled) {
     return encode({scheduled.source, scheduled.nest, scheduled.search.cost, flattened(scheduled.search.features), {}});
 }
 
-// ---- in the parent ---------------------------------------------------------------------------
-
-struct PlannedPipeline {
-    int64_t index = 0;
-    gen::PipelineSpec spec;
-    uint64_t id = 0;
-};
-
 // A pipeline's Halide build and FunctionDAG, made by the first of its jobs' searches to need them
 // and shared, read-only, by the others (they may run at once, on the runner's threads); dropped
 // once all of them are done (a later use, the StrictFloat recheck's, builds them again).
@@ -102,6 +94,14 @@ runner::JobSpec with_analysis(SharedAnalysis &shared, F describe) {
     } done{shared};
     return describe(*shared.take());
 }
+
+// ---- in the parent ---------------------------------------------------------------------------
+
+struct PlannedPipeline {
+    int64_t index = 0;
+    gen::PipelineSpec spec;
+    uint64_t id = 0;
+};
 
 struct JobInfo {
     size_t pipeline = 0; // index into the plan

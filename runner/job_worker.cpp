@@ -3,6 +3,7 @@
 
 #include "common/errors.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>

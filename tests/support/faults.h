@@ -52,6 +52,12 @@ inline void wrong_output_of(runner::PreparedJob &job) {
     job.pipeline = Halide::Pipeline(wrong);
 }
 
+// `prepared` failing as `kind` says: a wrong output now, any other fault before compiling.
+inline void add_fault(runner::PreparedJob &prepared, FaultKind kind) {
+    if (kind == FaultKind::WrongOutput) wrong_output_of(prepared);
+    prepared.before_compile = [kind]() { inject(kind); };
+}
+
 // The test worker program's job kind: a fault, around another kind's job.
 inline const std::string kFaultJob = "test.fault";
 
@@ -72,8 +78,7 @@ inline runner::PreparedJob build_faulty(const runner::JobKinds &kinds, const std
     const auto kind = FaultKind(r.get<uint8_t>());
     const std::string inner = r.get_string(), inner_data = r.get_string();
     runner::PreparedJob prepared = kinds.at(inner)(inner_data);
-    if (kind == FaultKind::WrongOutput) wrong_output_of(prepared);
-    prepared.before_compile = [kind]() { inject(kind); };
+    add_fault(prepared, kind);
     return prepared;
 }
 
@@ -94,8 +99,7 @@ inline datagen::JobRunner faulty_runner(std::map<std::string, FaultKind> faults)
             }
             job.prepare = [prepare = job.prepare, kind]() {
                 runner::PreparedJob prepared = prepare();
-                if (kind == FaultKind::WrongOutput) wrong_output_of(prepared);
-                prepared.before_compile = [kind]() { inject(kind); };
+                add_fault(prepared, kind);
                 return prepared;
             };
         }
