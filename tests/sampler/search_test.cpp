@@ -95,19 +95,29 @@ void expect_pruning_rules(const sf::FunctionDAG &dag, const SearchResult &r, con
         }
         if (fs.compute.kind == sf::Site::Root && !t.tiles.empty()) {
             EXPECT_TRUE(t.parallel);
-            // Tasks within [1, 16] x cores; below it only where even one point per task is too few.
-            // (Tasks are the fused pure loops of level 0; reductions there run inside each task.)
+            // Tasks within [1, 16] x cores; below it only where tasks cannot be made smaller: one
+            // point per task along each pure loop, but for the loop vectors run along, where a
+            // task holds at least a native vector (space.tiles_hold_a_vector: a 128-entry uint8
+            // LUT is 2 tasks of one 64-lane vector each, not 4 of half vectors). (Tasks are the
+            // fused pure loops of level 0; reductions there run inside each task.)
             const sf::Stage &st = dag.nodes[size_t(s.node)].stages[size_t(s.stage)];
             const sf::Region &b = bounds.production_bounds({s.node, s.stage});
-            int64_t tasks = 1, most = 1;
+            const int native = sf::native_vector_width(dag, {s.node, s.stage}, strict_target());
+            int64_t tasks = 1;
+            std::vector<std::pair<int64_t, int64_t>> trips_and_extents(st.loops.size(), {1, 1});
             for (size_t l = 0; l < st.loops.size(); l++) {
                 if (st.loops[l].is_rvar) continue;
-                tasks *= bounds.trips({s.node, s.stage}, 0, int(l));
-                most *= b[l].extent();
+                trips_and_extents[l] = {bounds.trips({s.node, s.stage}, 0, int(l)), b[l].extent()};
+                tasks *= trips_and_extents[l].first;
             }
             EXPECT_LE(tasks, 16 * o.cores);
-            if (tasks < o.cores) {
-                EXPECT_EQ(tasks, most);
+            for (size_t l = 0; l < st.loops.size() && tasks < o.cores; l++) {
+                const auto [trips, extent] = trips_and_extents[l];
+                if (trips == extent) continue;
+                const int64_t per_task = (extent + trips - 1) / trips;
+                EXPECT_TRUE(int(l) == t.vector_loop && per_task < 2 * native)
+                    << tasks << " tasks of " << per_task << " points along loop " << l << " (of " << extent
+                    << "; vector loop " << t.vector_loop << ", " << native << " lanes)";
             }
         }
     }
