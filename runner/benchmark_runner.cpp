@@ -465,13 +465,12 @@ private:
     }
 
     void parse(Worker &w) {
-        while (w.inbox.size() >= 1 + sizeof(uint64_t)) {
-            uint64_t n;
-            std::memcpy(&n, w.inbox.data() + 1, sizeof(n));
-            if (w.inbox.size() < 1 + sizeof(n) + n) return;
+        while (w.inbox.size() >= kFrameHeader) {
+            const uint64_t n = payload_length(w.inbox.data());
+            if (w.inbox.size() < kFrameHeader + n) return;
             const char tag = w.inbox[0];
-            const std::string payload = w.inbox.substr(1 + sizeof(n), n);
-            w.inbox.erase(0, 1 + sizeof(n) + n);
+            const std::string payload = w.inbox.substr(kFrameHeader, n);
+            w.inbox.erase(0, kFrameHeader + n);
             ByteReader r(payload);
             JobResult &res = results_[w.job];
             if (tag == 'P') {

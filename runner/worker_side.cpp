@@ -83,14 +83,18 @@ int widen_to_machine() {
 
 } // namespace
 
-bool receive(int fd, char *tag, std::string *payload) {
-    char head[1 + sizeof(uint64_t)];
-    if (!common::read_all(fd, head, sizeof head)) return false;
+uint64_t payload_length(const char *header) {
     uint64_t n;
-    std::memcpy(&n, head + 1, sizeof n);
+    std::memcpy(&n, header + 1, sizeof n);
+    return n;
+}
+
+bool receive(int fd, char *tag, std::string *payload) {
+    char head[kFrameHeader];
+    if (!common::read_all(fd, head, sizeof head)) return false;
     *tag = head[0];
-    payload->resize(n);
-    return common::read_all(fd, payload->data(), n);
+    payload->resize(payload_length(head));
+    return common::read_all(fd, payload->data(), payload->size());
 }
 
 void put_options(ByteWriter &w, const RunnerOptions &o) {

@@ -25,6 +25,10 @@ namespace schedforge::runner::worker {
 // Of the frames between the runner and an exec'd worker (checked in the 'O' frame).
 constexpr uint32_t kWireVersion = 1;
 
+// A frame's header: its tag byte and its payload's length.
+constexpr size_t kFrameHeader = 1 + sizeof(uint64_t);
+uint64_t payload_length(const char *header);
+
 // False when the other end is gone.
 bool send(int fd, char tag, const std::string &payload);
 // Reads one whole frame; false at end of stream or on a truncated one.

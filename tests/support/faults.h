@@ -52,12 +52,6 @@ inline void wrong_output_of(runner::PreparedJob &job) {
     job.pipeline = Halide::Pipeline(wrong);
 }
 
-// `prepared` failing as `kind` says: a wrong output now, any other fault before compiling.
-inline void add_fault(runner::PreparedJob &prepared, FaultKind kind) {
-    if (kind == FaultKind::WrongOutput) wrong_output_of(prepared);
-    prepared.before_compile = [kind]() { inject(kind); };
-}
-
 // The test worker program's job kind: a fault, around another kind's job.
 inline const std::string kFaultJob = "test.fault";
 
@@ -72,18 +66,21 @@ inline runner::JobSpec faulty(runner::JobSpec spec, FaultKind kind) {
     return spec;
 }
 
-// kFaultJob in the worker: builds the job within by `kinds`, then fails as it says.
+// kFaultJob in the worker: builds the job within by `kinds`, then fails as it says (a wrong
+// output now, any other fault before compiling).
 inline runner::PreparedJob build_faulty(const runner::JobKinds &kinds, const std::string &data) {
     common::ByteReader r(data);
     const auto kind = FaultKind(r.get<uint8_t>());
     const std::string inner = r.get_string(), inner_data = r.get_string();
     runner::PreparedJob prepared = kinds.at(inner)(inner_data);
-    add_fault(prepared, kind);
+    if (kind == FaultKind::WrongOutput) wrong_output_of(prepared);
+    prepared.before_compile = [kind]() { inject(kind); };
     return prepared;
 }
 
 // runner::run_jobs, with the jobs named in `faults` (e.g. "pipeline 0 sample 3", as generate_dataset
-// names them) failing as said.
+// names them) failing as said. The dataset engine's jobs are described (datagen/jobs.h), so the
+// faults travel as a job kind of the test worker program.
 inline datagen::JobRunner faulty_runner(std::map<std::string, FaultKind> faults) {
     return [faults = std::move(faults)](
                const std::vector<runner::BenchmarkJob> &jobs, const runner::RunnerOptions &options,
@@ -92,16 +89,7 @@ inline datagen::JobRunner faulty_runner(std::map<std::string, FaultKind> faults)
         for (runner::BenchmarkJob &job : jobs_with_faults) {
             const auto it = faults.find(job.name);
             if (it == faults.end()) continue;
-            const FaultKind kind = it->second;
-            if (job.describe) {
-                job.describe = [describe = job.describe, kind]() { return faulty(describe(), kind); };
-                continue;
-            }
-            job.prepare = [prepare = job.prepare, kind]() {
-                runner::PreparedJob prepared = prepare();
-                add_fault(prepared, kind);
-                return prepared;
-            };
+            job.describe = [describe = job.describe, kind = it->second]() { return faulty(describe(), kind); };
         }
         runner::RunnerOptions with_faults = options;
         with_faults.worker_program = SCHEDFORGE_FAULT_WORKER;
