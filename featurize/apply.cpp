@@ -128,11 +128,13 @@ StageLoops tile_stage(const FunctionDAG &dag, const LoopNest &nest, LoopNestBoun
         fuse_from(0, 0, "fused");
         out.push_back({Directive::Parallel, s, {pure[0][0]}, 0, false, {}});
     }
-    if (t.gpu) { // CUDA grids and blocks have three dimensions
-        fuse_from(0, 2, "blocks");
-        fuse_from(last, 2, "threads");
-        for (const VarName &v : pure[0]) out.push_back({Directive::GpuBlocks, s, {v}, 0, false, {}});
-        for (const VarName &v : pure[size_t(last)]) out.push_back({Directive::GpuThreads, s, {v}, 0, false, {}});
+    if (t.gpu) { // CUDA grids and blocks have three dimensions; level 1 is the threads (loop_nest.h)
+        const bool blocks = nest.compute_site(s).kind == Site::Root;
+        if (blocks) fuse_from(0, 2, "blocks");
+        fuse_from(1, 2, "threads");
+        if (blocks)
+            for (const VarName &v : pure[0]) out.push_back({Directive::GpuBlocks, s, {v}, 0, false, {}});
+        for (const VarName &v : pure[1]) out.push_back({Directive::GpuThreads, s, {v}, 0, false, {}});
     }
     return loops;
 }

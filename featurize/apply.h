@@ -7,14 +7,15 @@
 // vector width and vectorized (a guarded loop split twice or more is renamed first: Halide 14 drops
 // the guard of such splits under the Func's own loop name, test NestedGuardedSplits.StayInBounds); loops are reordered
 // level by level (reduction loops innermost within their level); level 0's pure loops are fused into one parallel loop;
-// the point level's pure loops are unrolled on request. A GPU stage's (StageTiling::gpu) pure loops are split at level
-// 0 whatever their trips (thread loops need constant extents); level 0's become GPU blocks and the point level's GPU
-// threads, up to three of each, the outer ones fused into the third. Then each Func is inlined, computed at root, or
-// computed and stored at the innermost loop of the host stage's tiling level. A Func stored inside a loop nest that a
-// consumer reads at a stride along its innermost dimension, or whose stored rows are 2 to 4 points wide, has its
-// innermost dimension's storage padded to 64 bytes (Node::storage_padding): Halide 14 loads a strided vector as a wider
-// dense one, which it may mark aligned when it is not (a row of odd extent read at a constant row offset, under an
-// unrolled loop), and an aligned 64-byte load at such an address faults on AVX-512 (reproducer:
+// the point level's pure loops are unrolled on request. A GPU stage's (StageTiling::gpu) pure loops are split at every
+// level whatever their trips (thread loops need constant extents); level 0's become GPU blocks (Funcs at root) and
+// level 1's GPU threads, up to three of each, the outer ones fused into the third; Halide puts a Func computed at the
+// block level in the block's shared memory, one computed per thread in its registers. Then each Func is inlined,
+// computed at root, or computed and stored at the innermost loop of the host stage's tiling level. A Func stored inside
+// a loop nest that a consumer reads at a stride along its innermost dimension, or whose stored rows are 2 to 4 points
+// wide, has its innermost dimension's storage padded to 64 bytes (Node::storage_padding): Halide 14 loads a strided
+// vector as a wider dense one, which it may mark aligned when it is not (a row of odd extent read at a constant row
+// offset, under an unrolled loop), and an aligned 64-byte load at such an address faults on AVX-512 (reproducer:
 // tests/featurize/apply_test.cpp, StridedReads.OddRowsArePaddedToAlignedStorage). The padding does not cover a strided
 // read at a constant column offset that is not a multiple of 16; the codegen guard does, at its root
 // (featurize/codegen_guard.h): apply() adds it to the DAG's pipeline.

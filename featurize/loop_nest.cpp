@@ -53,6 +53,24 @@ std::string site_text(const FunctionDAG &dag, const Site &s) {
     return "at " + stage_of(dag, s.stage).name + " level " + std::to_string(s.level);
 }
 
+int64_t gpu_threads_per_block(const Stage &st, const StageTiling &t) {
+    int64_t threads = 1;
+    for (size_t l = 0; l < st.loops.size(); l++) {
+        if (st.loops[l].is_rvar || t.tiles.empty()) continue;
+        threads *= t.tiles.size() == 1 ? t.tiles[0][l] : ceil_div(t.tiles[0][l], t.tiles[1][l]);
+    }
+    return threads;
+}
+
+Site gpu_site_around(const LoopNest &nest, const Site &site) {
+    for (Site cur = site; cur.kind == Site::At; cur = nest.compute_site(cur.stage)) {
+        if (nest.funcs[size_t(cur.stage.node)].stages.size() > size_t(cur.stage.stage) &&
+            nest.funcs[size_t(cur.stage.node)].stages[size_t(cur.stage.stage)].gpu)
+            return cur;
+    }
+    return Site::root();
+}
+
 namespace {
 
 std::string validate_tiling(const FunctionDAG &dag, const LoopNest &nest, StageRef ref) {
@@ -92,15 +110,28 @@ std::string validate_tiling(const FunctionDAG &dag, const LoopNest &nest, StageR
     if (t.parallel && nest.funcs[size_t(ref.node)].compute.kind != Site::Root) {
         return where + "only Funcs at root run in parallel";
     }
+    const Site &site = nest.funcs[size_t(ref.node)].compute;
+    const Site inside = gpu_site_around(nest, site);
+    if (inside.kind == Site::At && nest.compute_site(inside.stage).kind != Site::Root)
+        return where + "computed inside a Func computed per GPU block (those host no Funcs)";
+    const bool per_block = site.kind == Site::At && site == inside && site.level == 0;
     if (t.gpu) {
-        if (nest.funcs[size_t(ref.node)].compute.kind != Site::Root) return where + "only Funcs at root run on a GPU";
-        if (t.tiles.size() != 1) return where + "a GPU tiling has one tile level (blocks of threads)";
-        if (t.parallel || t.unroll || t.vector_width > 1)
-            return where + "a GPU tiling is not parallel, unrolled or vectorized (its threads are)";
-        int64_t threads = 1;
-        for (size_t l = 0; l < st.loops.size(); l++) threads *= st.loops[l].is_rvar ? 1 : t.tiles[0][l];
+        if (site.kind != Site::Root && !per_block)
+            return where + "only Funcs at root or at a GPU stage's block level run on GPU threads";
+        if (t.parallel || t.vector_width > 1)
+            return where + "a GPU tiling is not parallel or vectorized (its threads are)";
+        if (site.kind == Site::Root ? t.tiles.size() != 1 && t.tiles.size() != 2 : t.tiles.size() != 1)
+            return where + (site.kind == Site::Root ? "a GPU tiling at root has blocks, threads and optionally points "
+                                                      "per thread (one or two tile levels)"
+                                                    : "a GPU tiling in a block has one tile level (its threads)");
+        if (t.unroll && t.tiles.size() != 2) return where + "only a thread's own points are unrolled";
+        const int64_t threads = gpu_threads_per_block(st, t);
         if (threads > kMaxGpuThreads)
             return where + std::to_string(threads) + " GPU threads per block, over " + std::to_string(kMaxGpuThreads);
+    } else if (inside.kind == Site::At) {
+        if (site == inside && site.level == 0)
+            return where + "a Func computed per GPU block needs a GPU tiling (the block's threads compute it)";
+        if (t.parallel || t.vector_width > 1) return where + "inside a GPU thread loops are serial";
     }
     return "";
 }

@@ -19,8 +19,12 @@
 // schedules consumers before producers (the DAG's node order), so an unscheduled Func's
 // consumers are always scheduled, and every scheduled Func's region is known.
 //
-// GPUs: a stage of a Func at root can be tiled onto a GPU (StageTiling::gpu): its two levels are
-// then the grid of thread blocks and the threads of one block.
+// GPUs: a stage of a Func at root can be tiled onto a GPU (StageTiling::gpu): its levels are then
+// the grid of thread blocks, the threads of one block and, with a second tile level, each
+// thread's own points (serial, or unrolled). A Func computed at such a stage's block level (level
+// 0) is computed by the block's threads into its shared memory: its GPU tiling has one tile level,
+// serial rounds of threads (level 0) and the threads (its point tile). A Func computed per thread
+// (level 1 of a two-level GPU tiling) is computed serially by each thread, in its registers.
 #pragma once
 
 #include "featurize/function_dag.h"
@@ -61,9 +65,11 @@ struct StageTiling {
     int vector_width = 1;
     bool parallel = false; // Funcs at root only: level 0's pure loops fused into one parallel loop
     bool unroll = false;   // the point level's pure loops are unrolled (the tiled only: constant extents)
-    // Funcs at root only, with exactly one tile level: level 0's pure loops are GPU blocks, the
-    // point level's pure loops the threads of a block (its tile: at most kMaxGpuThreads points);
-    // reduction loops run serially inside a thread (whole) or around the threads (one wide).
+    // Funcs at root: level 0's pure loops are GPU blocks and level 1's the threads of a block (at
+    // most kMaxGpuThreads); with two tile levels the point level is each thread's own points.
+    // Funcs at a GPU stage's block level: one tile level, serial at level 0, the point level's
+    // pure loops threads. Reduction loops run serially inside a thread (whole) or around the
+    // threads (one wide).
     bool gpu = false;
 
     int levels() const { return int(tiles.size()) + 1; } // tiling levels, the point level included
@@ -75,6 +81,8 @@ struct StageTiling {
 
 // Threads per GPU block: CUDA's limit on every device since compute capability 2.0.
 constexpr int64_t kMaxGpuThreads = 1024;
+// The threads per block a GPU tiling of `st` asks for (its pure loops' thread extents).
+int64_t gpu_threads_per_block(const Stage &st, const StageTiling &t);
 
 struct FuncSchedule {
     Site compute, store; // store encloses compute; hoisting it further out is not legal yet (storage_error)
@@ -158,6 +166,9 @@ inline Region allocated_region(const Node &node, const Site &store, const Region
 }
 // Why a Func's storage site is illegal given its compute site, or empty.
 std::string storage_error(const LoopNest &nest, int node);
+// The GPU stage level whose threads (or, at level 0, whose block) `site` lies in: the innermost
+// site on its chain of hosts that is a level of a GPU-tiled stage; root where none is (the host).
+Site gpu_site_around(const LoopNest &nest, const Site &site);
 // `target` without its GPU features: the host CPU's part of it (what the CPU search schedules for).
 Halide::Target host_part(const Halide::Target &target);
 // The native SIMD width of the narrowest type a stage reads or writes (the paper's vector width).

@@ -3,6 +3,7 @@
 #include "featurize/cost_terms.h"
 #include "featurize/glibc_heap.h"
 #include "featurize/loop_nest.h"
+#include "featurize/stage_loads.h"
 
 #include <algorithm>
 #include <cmath>
@@ -51,20 +52,6 @@ double points(const Region &r) { return double(region_points(r)); }
 double lines(const Region &r) { return r.empty() ? 1 : points(r) / double(r[0].extent()); }
 double innermost(const Region &r) { return r.empty() ? 1 : double(r[0].extent()); }
 
-// Jacobian arithmetic over exact rationals with unknowns (nullopt).
-JacobianEntry multiply(const JacobianEntry &a, const JacobianEntry &b) {
-    if ((a && a->num == 0) || (b && b->num == 0)) return Rational{0, 1};
-    if (!a || !b) return std::nullopt;
-    Rational r{a->num * b->num, a->den * b->den};
-    const int64_t g = std::gcd(r.num, r.den);
-    return Rational{r.num / g, r.den / g};
-}
-JacobianEntry add(const JacobianEntry &a, const JacobianEntry &b) {
-    if (!a || !b) return std::nullopt;
-    Rational r{a->num * b->den + b->num * a->den, a->den * b->den};
-    const int64_t g = std::gcd(r.num, r.den);
-    return g == 0 ? Rational{0, 1} : Rational{r.num / g, r.den / g};
-}
 bool is_zero(const JacobianEntry &e) { return e && e->num == 0; }
 // Whether Halide 14 takes a buffer of `bytes` at most kStackAllocationBytes, sized as `size`
 // says, from halide_malloc: sized at run time, unless Halide bounds it by 128 bytes.
@@ -82,13 +69,6 @@ int vector_registers(const Halide::Target &t) {
     if (t.arch != Halide::Target::X86) return 32;
     return t.has_feature(Halide::Target::AVX512) ? 32 : 16;
 }
-
-// One load of a stage from a Func or image that is not inlined: how its coordinates move with
-// the stage's loops.
-struct Load {
-    int producer = -1;
-    Jacobian jacobian; // producer dims x the stage's loops
-};
 
 class Featurizer {
 public:
@@ -205,22 +185,9 @@ private:
     }
     double vector_register_bytes() const { return double(target_.natural_vector_size(Halide::UInt(8))); }
 
-    // The producers `s` reads over `loop_bounds`, looking through inlined Funcs: per producer,
-    // the union of the regions read.
-    void reads(StageRef s, const Region &loop_bounds, std::map<int, Region> &out) {
-        for (int ei : stage(s).incoming_edges) {
-            const Edge &e = dag_.edges[size_t(ei)];
-            const Region r = e.required(loop_bounds);
-            if (nest_.inlined(e.producer)) {
-                reads({e.producer, 0}, b_.loop_bounds({e.producer, 0}, r), out);
-            } else {
-                unite(out[e.producer], r);
-            }
-        }
-    }
     std::map<int, Region> reads(StageRef s, const Region &loop_bounds) {
         std::map<int, Region> out;
-        reads(s, loop_bounds, out);
+        stage_reads(dag_, nest_, s, loop_bounds, out);
         return out;
     }
     // The row length of the buffer a region of p lies in, in points: an input's, or a Func's
@@ -264,46 +231,7 @@ private:
         return {bytes, n};
     }
 
-    // Every load of `s`, with inlined Funcs expanded and their Jacobians composed: the steady
-    // state's (Jacobian::steady_entries: a clamped index loads as its argument does).
-    std::vector<Load> loads(StageRef s) const {
-        auto steady = [](const Jacobian &j) {
-            Jacobian out;
-            out.entries = j.steady();
-            return out;
-        };
-        std::vector<Load> out;
-        const Stage &st = stage(s);
-        for (const Jacobian &j : st.self_calls) {
-            if (!j.repeat) out.push_back({s.node, steady(j)});
-        }
-        for (int ei : st.incoming_edges) {
-            const Edge &e = dag_.edges[size_t(ei)];
-            for (const Jacobian &j : e.jacobians) {
-                if (j.repeat) continue; // loaded once, at its first site
-                if (!nest_.inlined(e.producer)) {
-                    out.push_back({e.producer, steady(j)});
-                    continue;
-                }
-                const Stage &inner = stage({e.producer, 0});
-                for (Load l : loads({e.producer, 0})) {
-                    Jacobian composed;
-                    for (const auto &row : l.jacobian.entries) {
-                        std::vector<JacobianEntry> out_row(st.loops.size(), Rational{0, 1});
-                        for (size_t c = 0; c < st.loops.size(); c++) {
-                            for (size_t k = 0; k < row.size(); k++) {
-                                const int dim = inner.loops[k].dim;
-                                out_row[c] = add(out_row[c], multiply(row[k], j.steady()[size_t(dim)][c]));
-                            }
-                        }
-                        composed.entries.push_back(std::move(out_row));
-                    }
-                    out.push_back({l.producer, std::move(composed)});
-                }
-            }
-        }
-        return out;
-    }
+    std::vector<Load> loads(StageRef s) const { return stage_loads(dag_, nest_, s); }
 
     // The node computed at root whose loops contain `node`'s computation.
     int root_node(int node) const {

@@ -2,6 +2,7 @@
 
 #include "common/host_caches.h"
 #include "common/yaml_reader.h"
+#include "featurize/gpu_features.h"
 
 #include <algorithm>
 #include <cmath>
@@ -85,6 +86,16 @@ void SearchOptions::validate(const std::string &source) const {
     }
     if (threads < 0) bad("threads must not be negative");
     if (max_tilings < 1) bad("max_tilings must be at least 1");
+    if (gpu_beam_size < 1) bad("gpu_beam_size must be at least 1");
+    if (gpu_schedules != "rules" && gpu_schedules != "search")
+        bad("gpu_schedules must be 'rules' or 'search', got '" + gpu_schedules + "'");
+    if (!gpu_device.empty()) {
+        try {
+            featurize::gpu_device_named(gpu_device);
+        } catch (const std::invalid_argument &e) {
+            bad(std::string("gpu_device: ") + e.what());
+        }
+    }
     if (tiling_stride < 1) bad("tiling_stride must be at least 1 (1: every tiling is costed)");
     if (refined_runs < 0) bad("refined_runs must not be negative");
     if (hash_penalty < 1) bad("hash_penalty must be at least 1");
@@ -156,6 +167,12 @@ SearchOptions parse_search_options(const std::string &yaml_text, const std::stri
             r.on("cost_resolution",
                  [&](const YAML::Node &m, const std::string &mk) { o.cost_resolution = number(m, mk); });
             r.on("weights", [&](const YAML::Node &m, const std::string &mk) { o.weights = yaml::text(m, mk, source); });
+            r.on("gpu_schedules",
+                 [&](const YAML::Node &m, const std::string &mk) { o.gpu_schedules = yaml::text(m, mk, source); });
+            r.on("gpu_beam_size",
+                 [&](const YAML::Node &m, const std::string &mk) { o.gpu_beam_size = integer(m, mk); });
+            r.on("gpu_device",
+                 [&](const YAML::Node &m, const std::string &mk) { o.gpu_device = yaml::text(m, mk, source); });
             r.on("single_pass_hash_penalty",
                  [&](const YAML::Node &m, const std::string &mk) { o.single_pass_hash_penalty = boolean(m, mk); });
             r.on("price_pending_updates",

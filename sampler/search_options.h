@@ -131,6 +131,15 @@ struct SearchOptions {
     SpaceRules space;
     std::array<double, featurize::kNumCostTerms> coefficients; // the manual cost model's c_0..c_30
     std::string weights; // the learned cost model's weights file (train-cost-model); empty: the manual model
+    // GPU targets: "rules" (sampler/gpu_schedule.h: the CPU search's schedule carried over by
+    // fixed rules; measured on an H200: 1.94x Li2018 on the apps) or "search" (sampler/gpu_search.h:
+    // a beam search ranked by the GPU cost model, not yet measured on a device). The rules stay
+    // the default until a GPU run compares the two.
+    std::string gpu_schedules = "rules";
+    int gpu_beam_size = 16; // the GPU search's beam (its states cost more to featurize than the CPU's)
+    // The device the GPU cost model prices (featurize::gpu_device_named); empty: the one the
+    // target's compute capability stands for (featurize::gpu_device_for).
+    std::string gpu_device;
     std::optional<MachineMatch> machine; // the config's `machine:` section; it steers no search
 
     SearchOptions();

@@ -23,11 +23,14 @@
 // where a schedule is mispriced, the stage whose price is wrong. Both are for one core: the
 // profiler attributes time exactly only on one thread (runner/stage_profile.h). --target names the
 // Halide target; a GPU one (host-cuda-cuda_capability_80) gets the GPU schedule of
-// sampler/gpu_schedule.h, whose predicted cost and statistics are the host search's.
+// sampler/gpu_schedule.h (or, with the search config's gpu_schedules: search, of sampler/gpu_search.h),
+// whose predicted cost and statistics are the host search's; the GPU model's time follows, and
+// --features prints each stage's GPU features and each kernel's priced parts.
 #include "apps/app.h"
 #include "common/yaml_reader.h"
 #include "featurize/apply.h"
 #include "featurize/function_dag.h"
+#include "featurize/gpu_features.h"
 #include "featurize/loop_nest_text.h"
 #include "generator/build.h"
 #include "generator/config.h"
@@ -38,6 +41,7 @@
 #include "runner/stage_profile.h"
 #include "sampler/beam_search.h"
 #include "sampler/cost_model.h"
+#include "sampler/gpu_cost_model.h"
 #include "sampler/gpu_schedule.h"
 #include "sampler/machine_calibration.h"
 #include "sampler/schedule_pipeline.h"
@@ -144,6 +148,37 @@ void print_stage_times(const std::function<Subject()> &build, const sf::Function
     for (const auto &[name, seconds] : profile.sampled) { // Halide's own wrappers, if any
         std::cout << "  " << std::left << std::setw(32) << name << std::right << share(seconds, measured_total)
                   << std::string(9, ' ') << "-\n";
+    }
+}
+
+// The GPU model's time for a GPU nest and, with `features`, each stage's GPU features and each
+// kernel's occupancy and parts (sampler/gpu_cost_model.h).
+void print_gpu_prediction(const sf::FunctionDAG &dag, const sf::LoopNest &nest, const sf::GpuDevice &device,
+                          const ss::SearchOptions &options, bool features) {
+    const std::vector<sf::GpuStageFeatures> gf = sf::compute_gpu_features(dag, nest);
+    const ss::GpuCost cost = ss::gpu_cost(gf, device);
+    std::cout << "GPU model (" << device.name << ", gpu_schedules: " << options.gpu_schedules
+              << "): " << format_number("%.4g", cost.seconds * 1e3) << " ms, " << cost.kernels.size() << " kernels"
+              << (cost.host_seconds > 0 ? ", " + format_number("%.4g", cost.host_seconds * 1e3) + " ms on the host"
+                                        : "")
+              << "\n";
+    if (!features) return;
+    for (const sf::GpuStageFeatures &g : gf) {
+        if (!g.scheduled) continue;
+        std::cout << "\n" << dag.nodes[size_t(g.node)].stages[size_t(g.stage)].name << ":\n";
+        const auto values = g.features.values();
+        for (size_t i = 0; i < values.size(); i++)
+            std::cout << "  " << sf::GpuFeatures::names()[i] << " = " << format_number("%.6g", values[i]) << "\n";
+        for (const ss::KernelCost &k : cost.kernels) {
+            if (k.row < 0 || &gf[size_t(k.row)] != &g) continue;
+            std::cout << "  kernel: " << format_number("%.4g", k.seconds * 1e6) << " us (occupancy "
+                      << format_number("%.3g", k.occupancy) << ", " << format_number("%.3g", k.blocks_per_sm)
+                      << " blocks per SM, " << format_number("%.3g", k.waves) << " waves; compute "
+                      << format_number("%.4g", k.compute * 1e6) << ", DRAM " << format_number("%.4g", k.dram * 1e6)
+                      << ", L2 " << format_number("%.4g", k.l2 * 1e6) << ", L1 " << format_number("%.4g", k.l1 * 1e6)
+                      << ", shared " << format_number("%.4g", k.shared * 1e6) << ", barriers "
+                      << format_number("%.4g", k.barriers * 1e6) << " us)\n";
+        }
     }
 }
 
@@ -279,8 +314,7 @@ int main(int argc, char **argv) {
         const Halide::Target target =
             target_text.empty() ? runner::host_target() : runner::runnable_here(Halide::Target(target_text));
         const bool gpu = target.has_gpu_feature();
-        if (gpu && (stage_times || show_features))
-            throw UserError("--stage-times and --features describe CPU schedules; not with a GPU --target");
+        if (gpu && stage_times) throw UserError("--stage-times describes CPU schedules; not with a GPU --target");
         if (gpu && !follow_in.empty()) throw UserError("--follow follows a CPU schedule; not with a GPU --target");
         auto build = [spec, app_name]() { return build_subject(spec, app_name); };
         const bool given_nest = !nest_in.empty();
@@ -330,7 +364,9 @@ int main(int argc, char **argv) {
         }
 
         std::cout << sf::schedule_source(dag, r.nest) << "\n";
-        std::cout << "predicted cost: " << format_number("%.4g", r.cost) << "\n";
+        std::cout << "predicted cost" << (gpu ? " (of the host search's schedule)" : "") << ": "
+                  << format_number("%.4g", r.cost) << "\n";
+        if (gpu) print_gpu_prediction(dag, r.nest, ss::gpu_device(target, options), options, show_features);
         if (bench) { // beside the page faults measured above (the rest are the runtime's and the code's)
             double refaulted = 0;
             for (const sf::StageFeatures &f : r.features) refaulted += f.features.heap_bytes_refaulted;
@@ -354,7 +390,7 @@ int main(int argc, char **argv) {
             }
         }
         if (follow) print_follow(dag, *follow);
-        if (show_features) {
+        if (show_features && !gpu) {
             // Costs and terms as the manual model sees them (the terms are the learned model's too).
             ss::ManualCostModel manual(options.coefficients);
             manual.set_pipeline(dag, options.target_cores());

@@ -1,8 +1,9 @@
 // GPU schedules compile to PTX, on any machine (CUDA's code generator needs no device):
 //   - every random pipeline of the sweep (SCHEDFORGE_SEED_SWEEP seeds) under the search's GPU
-//     schedule, and every fourth under a random nest carried onto the GPU;
-//   - every app under the search's GPU schedule (no app is refused), and the apps with a
-//     hand-written GPU schedule under it.
+//     schedule, by the rules and by the GPU search, and every fourth under a random nest carried
+//     onto the GPU and under a random schedule of the GPU search's space;
+//   - every app under the search's GPU schedules, both ways (no app is refused), and the apps
+//     with a hand-written GPU schedule under it.
 // Running them is tests/gpu/gpu_run_test.cpp's (label gpu).
 #include "common/errors.h"
 #include "runner/cuda_device.h"
@@ -33,6 +34,8 @@ TEST_P(GpuSweep, CompilesToPtx) {
 // compile takes about a second: CI's budget).
 INSTANTIATE_TEST_SUITE_P(Searched, GpuSweep, sweep_cases(GpuSchedule::Searched), sweep_case_name);
 INSTANTIATE_TEST_SUITE_P(RandomNests, GpuSweep, sweep_cases(GpuSchedule::RandomNest, 4), sweep_case_name);
+INSTANTIATE_TEST_SUITE_P(GpuSearched, GpuSweep, sweep_cases(GpuSchedule::GpuSearched), sweep_case_name);
+INSTANTIATE_TEST_SUITE_P(GpuRandom, GpuSweep, sweep_cases(GpuSchedule::GpuRandom, 4), sweep_case_name);
 
 class GpuApps : public ::testing::TestWithParam<std::string> {};
 
@@ -40,6 +43,14 @@ TEST_P(GpuApps, SearchedScheduleCompilesToPtx) {
     apps::BuiltApp built = apps::build_app(GetParam(), /*small=*/false); // the search sees the benchmark size
     const Halide::Target target = compile_only_cuda_target();
     const std::string source = schedule_for_gpu(built.pipeline, GpuSchedule::Searched, 0, target);
+    EXPECT_NE(source.find(".gpu_blocks("), std::string::npos) << source;
+    EXPECT_NO_THROW(built.pipeline.compile_jit(target)) << source;
+}
+
+TEST_P(GpuApps, GpuSearchScheduleCompilesToPtx) {
+    apps::BuiltApp built = apps::build_app(GetParam(), /*small=*/false);
+    const Halide::Target target = compile_only_cuda_target();
+    const std::string source = schedule_for_gpu(built.pipeline, GpuSchedule::GpuSearched, 0, target);
     EXPECT_NE(source.find(".gpu_blocks("), std::string::npos) << source;
     EXPECT_NO_THROW(built.pipeline.compile_jit(target)) << source;
 }

@@ -1,6 +1,7 @@
 // GPU schedules run on an NVIDIA GPU and compute what the CPU computes: the sweep's random
-// pipelines (searched and random GPU schedules) against their all-compute_root output on the CPU,
-// and the apps (hand-written and searched GPU schedules) against their naive C++ references.
+// pipelines (searched and random GPU schedules, by the rules and in the GPU search's space) against
+// their all-compute_root output on the CPU, and the apps (hand-written GPU schedules and the
+// searched ones both ways) against their naive C++ references.
 // Every test skips, saying why, where no CUDA device is present (runner/cuda_device.h).
 #include "runner/cuda_device.h"
 #include "runner/output_check.h"
@@ -55,6 +56,8 @@ TEST_P(GpuSweepRuns, MatchesTheCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Searched, GpuSweepRuns, sweep_cases(GpuSchedule::Searched), sweep_case_name);
 INSTANTIATE_TEST_SUITE_P(RandomNests, GpuSweepRuns, sweep_cases(GpuSchedule::RandomNest), sweep_case_name);
+INSTANTIATE_TEST_SUITE_P(GpuSearched, GpuSweepRuns, sweep_cases(GpuSchedule::GpuSearched), sweep_case_name);
+INSTANTIATE_TEST_SUITE_P(GpuRandom, GpuSweepRuns, sweep_cases(GpuSchedule::GpuRandom), sweep_case_name);
 
 class GpuAppRuns : public ::testing::TestWithParam<std::string> {};
 
@@ -68,13 +71,21 @@ TEST_P(GpuAppRuns, ManualScheduleMatchesNaiveReference) {
     EXPECT_EQ(runner::compare_buffers(built.app->reference(built.inputs), actual, kIntegerTolerance), "");
 }
 
-TEST_P(GpuAppRuns, SearchedScheduleMatchesNaiveReference) {
+void searched_app_matches_naive_reference(const std::string &app, GpuSchedule how) {
     Halide::Target target;
     SKIP_WITHOUT_GPU(target);
-    apps::BuiltApp built = apps::build_app(GetParam(), /*small=*/true);
-    SCOPED_TRACE(schedule_for_gpu(built.pipeline, GpuSchedule::Searched, 0, target));
+    apps::BuiltApp built = apps::build_app(app, /*small=*/true);
+    SCOPED_TRACE(schedule_for_gpu(built.pipeline, how, 0, target));
     const Halide::Buffer<> actual = realize_on(built.pipeline, built.output_buffer, target);
     EXPECT_EQ(runner::compare_buffers(built.app->reference(built.inputs), actual, kIntegerTolerance), "");
+}
+
+TEST_P(GpuAppRuns, SearchedScheduleMatchesNaiveReference) {
+    searched_app_matches_naive_reference(GetParam(), GpuSchedule::Searched);
+}
+
+TEST_P(GpuAppRuns, GpuSearchScheduleMatchesNaiveReference) {
+    searched_app_matches_naive_reference(GetParam(), GpuSchedule::GpuSearched);
 }
 
 INSTANTIATE_TEST_SUITE_P(Apps, GpuAppRuns, ::testing::ValuesIn(apps::app_names()),

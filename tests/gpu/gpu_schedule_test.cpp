@@ -5,6 +5,7 @@
 #include "featurize/function_dag.h"
 #include "featurize/loop_nest_text.h"
 #include "sampler/gpu_schedule.h"
+#include "tests/gpu/gpu_fixtures.h"
 
 #include <Halide.h>
 #include <gtest/gtest.h>
@@ -13,43 +14,7 @@ namespace schedforge::sampler {
 namespace {
 
 namespace sf = schedforge::featurize;
-
-// out(x, y) = sum_k a(k, y) * b(x, k) over W x H, k in [0, K), through an inlinable pointwise Func.
-struct Matmul {
-    Halide::Var x{"x"}, y{"y"};
-    Halide::ImageParam a{Halide::Float(32), 2, "a"}, b{Halide::Float(32), 2, "b"};
-    Halide::Func scaled{"scaled"}, prod{"prod"}, out{"out"};
-    sf::FunctionDAG dag;
-
-    Matmul(int w, int h, int k) {
-        Halide::RDom r(0, k, "r");
-        scaled(x, y) = 2.0f * b(x, y);
-        prod(x, y) = 0.0f;
-        prod(x, y) += a(r, y) * scaled(x, r);
-        out(x, y) = prod(x, y);
-        a.set_estimates({{0, k}, {0, h}});
-        b.set_estimates({{0, w}, {0, k}});
-        out.set_estimates({{0, w}, {0, h}});
-        dag = sf::FunctionDAG::build(Halide::Pipeline(out));
-    }
-    int node(const std::string &name) const {
-        for (size_t i = 0; i < dag.nodes.size(); i++) {
-            if (sf::stable_name(dag.nodes[i].name) == name) return int(i); // "out$2" in a later test
-        }
-        return -1;
-    }
-    // A CPU nest: `scaled` inlined, the rest at root, one level each.
-    sf::LoopNest cpu_nest() const {
-        sf::LoopNest nest(dag);
-        for (size_t i = 0; i < dag.nodes.size(); i++) {
-            if (dag.nodes[i].is_input) continue;
-            const bool inl = int(i) == node("scaled") || sf::is_input_wrapper(dag, int(i));
-            nest.funcs[i].compute = nest.funcs[i].store = inl ? sf::Site::inlined() : sf::Site::root();
-            if (!inl) nest.funcs[i].stages.resize(dag.nodes[i].stages.size());
-        }
-        return nest;
-    }
-};
+using testing::Matmul;
 
 TEST(GpuTiling, TwoDimensionsMakeWarpWideRowsOf256ThreadBlocks) {
     Matmul m(2048, 1024, 64);
@@ -123,19 +88,75 @@ TEST(GpuNest, ValidateEnforcesTheGpuLimits) {
     too_many.funcs[out].stages[0].tiles[0] = {64, 32}; // 2048 threads
     EXPECT_NE(too_many.validate(m.dag).find("GPU threads per block"), std::string::npos);
 
-    sf::LoopNest two_levels = good;
-    two_levels.funcs[out].stages[0].tiles = {{32, 8}, {4, 4}};
-    EXPECT_NE(two_levels.validate(m.dag).find("one tile level"), std::string::npos);
+    sf::LoopNest three_levels = good;
+    three_levels.funcs[out].stages[0].tiles = {{32, 8}, {4, 4}, {2, 2}};
+    EXPECT_NE(three_levels.validate(m.dag).find("one or two tile levels"), std::string::npos);
 
     sf::LoopNest vectorized = good;
     vectorized.funcs[out].stages[0].vector_loop = 0;
     vectorized.funcs[out].stages[0].vector_width = 8;
-    EXPECT_NE(vectorized.validate(m.dag).find("not parallel, unrolled or vectorized"), std::string::npos);
+    EXPECT_NE(vectorized.validate(m.dag).find("not parallel or vectorized"), std::string::npos);
 
-    sf::LoopNest inside = good; // prod computed inside out's blocks cannot be tiled onto the GPU itself
-    const size_t prod = size_t(m.node("prod"));
-    inside.funcs[prod].compute = inside.funcs[prod].store = sf::Site::at({int(out), 0}, 0);
-    EXPECT_NE(inside.validate(m.dag).find("only Funcs at root run on a GPU"), std::string::npos);
+    sf::LoopNest unrolled = good; // only a thread's own points unroll
+    unrolled.funcs[out].stages[0].unroll = true;
+    EXPECT_NE(unrolled.validate(m.dag).find("own points"), std::string::npos);
+}
+
+// Points per thread: a second tile level; the threads are the first level's tile over it.
+TEST(GpuNest, ASecondTileLevelGivesEachThreadItsOwnPoints) {
+    Matmul m(2048, 1024, 64);
+    sf::LoopNest nest = gpu_nest(m.dag, m.cpu_nest());
+    const size_t out = size_t(m.node("out"));
+    nest.funcs[out].stages[0].tiles = {{64, 32}, {2, 4}}; // 32 x 8 threads of 2 x 4 points
+    nest.funcs[out].stages[0].unroll = true;
+    ASSERT_EQ(nest.validate(m.dag), "");
+    EXPECT_EQ(sf::gpu_threads_per_block(m.dag.nodes[out].stages[0], nest.funcs[out].stages[0]), 256);
+    nest.funcs[out].stages[0].tiles = {{256, 64}, {2, 4}}; // 128 x 16 threads
+    EXPECT_NE(nest.validate(m.dag).find("2048 GPU threads per block, over 1024"), std::string::npos)
+        << nest.validate(m.dag);
+}
+
+// A producer computed per block runs on the block's threads (shared memory); one computed per
+// thread runs serially in it (registers); nothing else goes inside a GPU stage.
+TEST(GpuNest, ProducersGoPerBlockOnThreadsOrPerThreadSerially) {
+    Matmul m(2048, 1024, 64);
+    const sf::LoopNest root = gpu_nest(m.dag, m.cpu_nest());
+    const size_t out = size_t(m.node("out")), prod = size_t(m.node("prod"));
+
+    sf::LoopNest per_block = root;
+    per_block.funcs[prod].compute = per_block.funcs[prod].store = sf::Site::at({int(out), 0}, 0);
+    EXPECT_EQ(per_block.validate(m.dag), ""); // prod keeps its thread tiling
+    sf::LoopNest serial_block = per_block;
+    for (sf::StageTiling &t : serial_block.funcs[prod].stages) t.gpu = false;
+    EXPECT_NE(serial_block.validate(m.dag).find("needs a GPU tiling"), std::string::npos);
+
+    sf::LoopNest per_thread = root;
+    per_thread.funcs[out].stages[0].tiles = {{64, 32}, {2, 4}};
+    per_thread.funcs[prod].compute = per_thread.funcs[prod].store = sf::Site::at({int(out), 0}, 1);
+    per_thread.funcs[prod].stages.assign(2, sf::StageTiling{});
+    EXPECT_EQ(per_thread.validate(m.dag), "");
+    sf::LoopNest threads_in_thread = per_thread;
+    threads_in_thread.funcs[prod].stages = root.funcs[prod].stages;
+    EXPECT_NE(threads_in_thread.validate(m.dag).find("only Funcs at root or at a GPU stage's block level"),
+              std::string::npos);
+    sf::LoopNest vector_in_thread = per_thread;
+    vector_in_thread.funcs[prod].stages[0].vector_loop = 0;
+    vector_in_thread.funcs[prod].stages[0].vector_width = 4;
+    EXPECT_NE(vector_in_thread.validate(m.dag).find("serial"), std::string::npos);
+
+    // Directives: the per-block producer's threads but no blocks of its own; text round trip.
+    int blocks = 0, threads = 0;
+    for (const sf::Directive &d : sf::schedule_directives(m.dag, per_block)) {
+        if (d.stage.node != int(prod)) continue;
+        blocks += d.kind == sf::Directive::GpuBlocks;
+        threads += d.kind == sf::Directive::GpuThreads;
+    }
+    EXPECT_EQ(blocks, 0);
+    EXPECT_EQ(threads, 4); // two per stage
+    for (const sf::LoopNest *nest : {&per_block, &per_thread}) {
+        const std::string text = sf::nest_text(m.dag, *nest);
+        EXPECT_EQ(sf::nest_text(m.dag, sf::parse_nest_text(m.dag, text)), text);
+    }
 }
 
 TEST(GpuTarget, HostPartDropsEveryGpuFeature) {

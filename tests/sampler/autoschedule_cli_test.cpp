@@ -118,6 +118,19 @@ TEST(Autoschedule, SchedulesForACudaTargetWithoutAGpu) {
     fs::remove_all(dir);
 }
 
+// The GPU search (configs/search/gpu-search.yaml): the GPU model's time, and with --features each
+// stage's GPU features and each kernel's priced parts.
+TEST(Autoschedule, PricesTheGpuSearchsScheduleAndPrintsItsGpuFeatures) {
+    const Result r = run(autoschedule("--app blur3x3 --beam 4 --target host-cuda-cuda_capability_80 --features "
+                                      "--search-config " +
+                                      std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/search/gpu-search.yaml"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("GPU model (a100, gpu_schedules: search): "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  global_load_sectors = "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  kernel: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(".gpu_threads("), std::string::npos) << r.out;
+}
+
 TEST(Autoschedule, BenchmarksTheScheduleAgainstComputeRoot) {
     const Result r = run(autoschedule("--pipeline 6 --config " + kSmallConfig + " --beam 2 --passes 1 --benchmark"));
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -207,7 +220,8 @@ const BadArgs kBadArgs[] = {
     {"NoPipeline", "--beam 2", "give --app NAME or --pipeline SEED"},
     {"BadDropout", "--app blur3x3 --dropout 0", "dropout"},
     {"UnknownTarget", "--app blur3x3 --target nonsense-os", "is not a Halide target"},
-    {"StageTimesOnAGpu", "--app blur3x3 --target host-cuda-cuda_capability_80 --stage-times", "describe CPU schedules"},
+    {"StageTimesOnAGpu", "--app blur3x3 --target host-cuda-cuda_capability_80 --stage-times",
+     "describes CPU schedules"},
 };
 
 class AutoscheduleErrors : public ::testing::TestWithParam<BadArgs> {};

@@ -1115,6 +1115,9 @@ const BadOptions kBadOptions[] = {
     {"NegativeRealization", "pruning:\n  max_inner_realization_bytes: -1\n", "max_inner_realization_bytes"},
     {"NotABool", "space:\n  reductions_outermost: maybe\n", "reductions_outermost"},
     {"NotABoolBlocks", "space:\n  consumer_register_blocks: 3\n", "consumer_register_blocks"},
+    {"UnknownGpuSchedules", "search:\n  gpu_schedules: best\n", "gpu_schedules must be 'rules' or 'search'"},
+    {"UnknownGpuDevice", "search:\n  gpu_device: b200\n", "unknown GPU device 'b200' (known: v100, t4, a100"},
+    {"ZeroGpuBeam", "search:\n  gpu_beam_size: 0\n", "gpu_beam_size must be at least 1"},
 };
 
 class SearchOptionsErrors : public ::testing::TestWithParam<BadOptions> {};
@@ -1145,6 +1148,9 @@ TEST(SearchOptionsFile, DefaultConfigIsTheBuiltInDefaults) {
     EXPECT_EQ(file.twin_lookahead, builtin.twin_lookahead);
     EXPECT_EQ(file.memoize_features, builtin.memoize_features);
     EXPECT_EQ(file.price_pending_updates, builtin.price_pending_updates);
+    EXPECT_EQ(file.gpu_schedules, builtin.gpu_schedules);
+    EXPECT_EQ(file.gpu_beam_size, builtin.gpu_beam_size);
+    EXPECT_EQ(file.gpu_device, builtin.gpu_device);
     EXPECT_EQ(file.hash_penalty, builtin.hash_penalty);
     EXPECT_EQ(file.single_pass_hash_penalty, builtin.single_pass_hash_penalty);
     EXPECT_EQ(file.pruning.max_recompute, builtin.pruning.max_recompute);
