@@ -124,6 +124,7 @@ ds::Status dataset_status(runner::JobStatus s) {
     case runner::JobStatus::Timeout: return ds::Status::Timeout;
     case runner::JobStatus::OutOfMemory: return ds::Status::Oom;
     case runner::JobStatus::WrongOutput: return ds::Status::WrongOutput;
+    case runner::JobStatus::LaunchFailure: return ds::Status::RuntimeError; // no GPU datasets yet: the message says
     case runner::JobStatus::Cancelled: break;
     }
     return ds::Status::Crash;

@@ -94,7 +94,7 @@ std::vector<std::string> gpu_device_names() {
 
 std::string gpu_device_matching(const std::string &cuda_name) {
     const std::string n = lower(cuda_name);
-    // Longest names first: "rtx 3090" before nothing shorter matches wrongly.
+    // As nvidia-smi names them: "NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 3090", "Tesla T4".
     for (const char *key : {"h200", "h100", "a100", "v100", "rtx 3090", "t4"}) {
         if (n.find(key) == std::string::npos) continue;
         std::string name = key;

@@ -38,6 +38,7 @@ const char *status_name(JobStatus s) {
     case JobStatus::OutOfMemory: return "oom";
     case JobStatus::WrongOutput: return "wrong_output";
     case JobStatus::Cancelled: return "cancelled";
+    case JobStatus::LaunchFailure: return "launch_failure";
     }
     return "?";
 }

@@ -43,8 +43,21 @@
 
 namespace schedforge::runner {
 
-// Cancelled: never started, because the caller asked run_jobs() to stop.
-enum class JobStatus { Ok, CompileError, RuntimeError, Crash, Timeout, OutOfMemory, WrongOutput, Cancelled };
+// Cancelled: never started, because the caller asked run_jobs() to stop. LaunchFailure: a GPU
+// kernel did not launch or faulted while it ran (CUDA's launch, address and trap errors: the
+// device's context is lost with it, so the worker is not reused). A device's out-of-memory is
+// OutOfMemory, a kernel stopped by the driver's watchdog a Timeout.
+enum class JobStatus {
+    Ok,
+    CompileError,
+    RuntimeError,
+    Crash,
+    Timeout,
+    OutOfMemory,
+    WrongOutput,
+    Cancelled,
+    LaunchFailure
+};
 const char *status_name(JobStatus s); // "ok", "compile_error", ...
 
 // What a job's prepare() returns, in the worker: the scheduled pipeline and a buffer of the

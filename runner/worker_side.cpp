@@ -120,6 +120,22 @@ RunnerOptions get_options(ByteReader &r) {
     return o;
 }
 
+JobStatus runtime_error_status(const std::string &m) {
+    auto has = [&](const char *what) { return m.find(what) != std::string::npos; };
+    if (has("Out of memory") || has("out of memory") || has("CUDA_ERROR_OUT_OF_MEMORY")) return JobStatus::OutOfMemory;
+    if (has("CUDA_ERROR_LAUNCH_TIMEOUT")) return JobStatus::Timeout; // the display watchdog's
+    // Halide's CUDA runtime: "cuLaunchKernel failed: ..." (too many registers or threads, a bad
+    // configuration), and a kernel's own fault, seen at the next synchronization: a bad address,
+    // a failed launch, or a trap ("Illegal instruction or Halide assertion failure inside kernel").
+    for (const char *launch :
+         {"cuLaunchKernel failed", "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+          "CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+          "CUDA_ERROR_INVALID_PC", "Illegal instruction or Halide assertion failure inside kernel"}) {
+        if (has(launch)) return JobStatus::LaunchFailure;
+    }
+    return JobStatus::RuntimeError;
+}
+
 JobFailure failure_of(const std::exception_ptr &e, bool compiled) {
     const JobStatus error = compiled ? JobStatus::RuntimeError : JobStatus::CompileError;
     try {
@@ -130,9 +146,7 @@ JobFailure failure_of(const std::exception_ptr &e, bool compiled) {
         return {JobStatus::OutOfMemory, "out of memory (std::bad_alloc)"};
     } catch (const Halide::RuntimeError &e) {
         const std::string m = e.what();
-        const bool oom = m.find("Out of memory") != std::string::npos || m.find("out of memory") != std::string::npos ||
-                         m.find("CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos; // the device's memory
-        return {oom ? JobStatus::OutOfMemory : JobStatus::RuntimeError, m};
+        return {runtime_error_status(m), m};
     } catch (const Halide::Error &e) {
         return {error, e.what()}; // CompileError, InternalError: a schedule or algorithm Halide rejects
     } catch (const std::exception &e) {

@@ -55,6 +55,9 @@ JobFailure get_failure(common::ByteReader &r);
 
 // The failure that the exception in flight means; `compiled`: the pipeline had compiled.
 JobFailure failure_of(const std::exception_ptr &e, bool compiled);
+// What a Halide::RuntimeError's message means: out of memory (the host's or the device's), a GPU
+// kernel's launch failure or fault, a watchdog's timeout, else a runtime error.
+JobStatus runtime_error_status(const std::string &message);
 
 int host_threads();
 // CPUs this process may run on: its affinity mask, which a launcher may have narrowed (Open MPI

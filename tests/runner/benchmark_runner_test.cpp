@@ -1,6 +1,7 @@
 // The benchmark runner survives bad jobs: each failure is reported with its reason and the job
 // after it still runs. Timing of a job of known duration is right; outputs are checked.
 #include "runner/benchmark_runner.h"
+#include "runner/worker_side.h"
 
 #include "tests/support/process.h"
 
@@ -120,6 +121,24 @@ TEST(BenchmarkRunner, FailuresAreReportedWithReasonsAndTheNextJobRuns) {
         EXPECT_GT(results[i].prepare_seconds, 0); // building the pipeline takes some time
         EXPECT_LE(results[i].timing.min_seconds, results[i].timing.median_seconds);
     }
+}
+
+// Halide's runtime errors, by what their messages say (the GPU's as Halide 14's CUDA runtime words them).
+TEST(BenchmarkRunner, RuntimeErrorsAreClassifiedByTheirMessage) {
+    using worker::runtime_error_status;
+    EXPECT_EQ(runtime_error_status("Error: Out of memory (halide_malloc returned nullptr)"), JobStatus::OutOfMemory);
+    EXPECT_EQ(runtime_error_status("CUDA: cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY"), JobStatus::OutOfMemory);
+    EXPECT_EQ(runtime_error_status("CUDA: cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"),
+              JobStatus::LaunchFailure);
+    EXPECT_EQ(runtime_error_status("CUDA: cuCtxSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS"),
+              JobStatus::LaunchFailure);
+    EXPECT_EQ(runtime_error_status("CUDA: cuCtxSynchronize failed: Illegal instruction or Halide assertion failure "
+                                   "inside kernel"),
+              JobStatus::LaunchFailure);
+    EXPECT_EQ(runtime_error_status("CUDA: cuCtxSynchronize failed: CUDA_ERROR_LAUNCH_TIMEOUT"), JobStatus::Timeout);
+    EXPECT_EQ(runtime_error_status("Input buffer b0 is accessed at -1, which is before the min (0)"),
+              JobStatus::RuntimeError);
+    EXPECT_STREQ(status_name(JobStatus::LaunchFailure), "launch_failure");
 }
 
 TEST(BenchmarkRunner, CompileTimeoutKillsTheWorker) {
