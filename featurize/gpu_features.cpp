@@ -492,16 +492,22 @@ private:
         }
         const double launched = f.blocks * f.stage_threads * f.points_per_thread;
         f.idle_thread_fraction = launched > 0 ? std::max(0.0, 1 - f.points / launched) : 0;
-        // The footprint: per block, the rows of each global buffer its stages read, in sectors.
+        // The footprint: per block, the rows of each global buffer its stages read, in sectors:
+        // the kernel's own, a Func's computed per block (its production), and a Func's computed
+        // per thread over what the block's threads need of it together.
         std::map<int, Region> read;
+        const Site block = Site::at(k, 0);
         stage_reads(dag_, nest_, k, b_.tile_bounds(k, 0), read);
         for (size_t n = 0; n < dag_.nodes.size(); n++) {
             const FuncSchedule &fs = nest_.funcs[n];
-            if (!nest_.scheduled(int(n)) || fs.compute.kind != Site::At || !(fs.compute.stage == k) ||
-                fs.compute.level != 0)
-                continue;
-            for (size_t s = 0; s < dag_.nodes[n].stages.size(); s++)
-                stage_reads(dag_, nest_, {int(n), int(s)}, b_.production_bounds({int(n), int(s)}), read);
+            if (!nest_.scheduled(int(n)) || fs.compute.kind != Site::At || !(kernel_stage({int(n), 0}) == k)) continue;
+            const bool per_block = fs.compute == block;
+            const Region &region = b_.region(int(n), block);
+            for (size_t s = 0; s < dag_.nodes[n].stages.size(); s++) {
+                const StageRef ref{int(n), int(s)};
+                stage_reads(dag_, nest_, ref, per_block ? b_.production_bounds(ref) : b_.loop_bounds(ref, region),
+                            read);
+            }
         }
         for (const auto &[p, r] : read) {
             if (memory_of(p) != Memory::Global || r.empty()) continue;

@@ -135,6 +135,8 @@ TEST(GpuFeatures, ProducersPerBlockLiveInSharedMemoryAndPerThreadInRegisters) {
     EXPECT_EQ(kernel2.shared_bytes_per_block, 0);
     EXPECT_EQ(kernel2.registers_per_thread, 24 + 2 + 4); // base, two points, bx's 1 x (2 + 2)
     EXPECT_EQ(row(g, bx).features.shared_stores, 0);
+    // Its threads together read what the block's producer did.
+    EXPECT_DOUBLE_EQ(kernel2.global_footprint_bytes, kernel.global_footprint_bytes);
 }
 
 // A scatter has no pure loop to spread over threads: it runs on the host, its data copied over.
