@@ -138,7 +138,8 @@ struct SearchOptions {
     std::string gpu_schedules = "rules";
     int gpu_beam_size = 16; // the GPU search's beam (its states cost more to featurize than the CPU's)
     // The device the GPU cost model prices (featurize::gpu_device_named); empty: the one the
-    // target's compute capability stands for (featurize::gpu_device_for).
+    // target's compute capability stands for (featurize::gpu_device_for). autoschedule and
+    // compare-schedulers fill it in with this machine's GPU where the model knows it.
     std::string gpu_device;
     std::optional<MachineMatch> machine; // the config's `machine:` section; it steers no search
 

@@ -36,6 +36,7 @@
 #include "generator/config.h"
 #include "generator/synthesize.h"
 #include "runner/benchmark_runner.h"
+#include "runner/cuda_device.h"
 #include "runner/host_target.h"
 #include "runner/output_check.h"
 #include "runner/stage_profile.h"
@@ -314,6 +315,8 @@ int main(int argc, char **argv) {
         const Halide::Target target =
             target_text.empty() ? runner::host_target() : runner::runnable_here(Halide::Target(target_text));
         const bool gpu = target.has_gpu_feature();
+        // The GPU model prices this machine's device where it knows it (else the target's capability's).
+        if (gpu && options.gpu_device.empty()) options.gpu_device = sf::gpu_device_matching(runner::cuda_device().name);
         if (gpu && stage_times) throw UserError("--stage-times describes CPU schedules; not with a GPU --target");
         if (gpu && !follow_in.empty()) throw UserError("--follow follows a CPU schedule; not with a GPU --target");
         auto build = [spec, app_name]() { return build_subject(spec, app_name); };

@@ -18,6 +18,7 @@
 // status in the table and its reason in the CSV. DIR receives comparison.csv, comparison.png
 // (gnuplot), fingerprint.txt and workers.log (what the workers printed, e.g. autoscheduler logs).
 #include "apps/app.h"
+#include "featurize/gpu_features.h"
 #include "generator/build.h"
 #include "generator/config.h"
 #include "generator/synthesize.h"
@@ -359,7 +360,12 @@ int main(int argc, char **argv) {
 
         const runner::HardwareFingerprint fp = runner::fingerprint_this_machine();
         const Halide::MachineParams machine = runner::machine_params_for(fp);
-        for (auto &[name, options] : plan.searches) options.cores = machine.parallelism;
+        for (auto &[name, options] : plan.searches) {
+            options.cores = machine.parallelism;
+            // The GPU model prices this machine's device where it knows it (else the target's capability's).
+            if (target.has_gpu_feature() && options.gpu_device.empty())
+                options.gpu_device = schedforge::featurize::gpu_device_matching(fp.gpu_name);
+        }
         std::string fp_text;
         for (const auto &[k, v] : fp.fields()) fp_text += k + " = " + v + "\n";
         fp_text += "machine_params = " + machine.to_string() + "\n";
