@@ -72,7 +72,6 @@ std::string lower(std::string s) {
     return s;
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 double points_of(const Region &r) { return double(region_points(r)); }
 
 } // namespace
@@ -266,15 +265,10 @@ private:
         const StageTiling &t = tiling(s);
         extent.assign(st.loops.size(), 1);
         step.assign(st.loops.size(), 1);
-        if (!t.gpu || t.tiles.empty()) return;
-        for (size_t l = 0; l < st.loops.size(); l++) {
-            if (st.loops[l].is_rvar) continue;
-            if (t.tiles.size() == 2) {
-                extent[l] = ceil_div(t.tiles[0][l], t.tiles[1][l]);
-                step[l] = t.tiles[1][l];
-            } else {
-                extent[l] = t.tiles[0][l];
-            }
+        if (!t.gpu) return;
+        extent = gpu_thread_extents(st, t);
+        for (size_t l = 0; l < st.loops.size() && t.tiles.size() == 2; l++) {
+            if (!st.loops[l].is_rvar) step[l] = t.tiles[1][l];
         }
     }
 

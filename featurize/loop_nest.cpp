@@ -53,12 +53,18 @@ std::string site_text(const FunctionDAG &dag, const Site &s) {
     return "at " + stage_of(dag, s.stage).name + " level " + std::to_string(s.level);
 }
 
-int64_t gpu_threads_per_block(const Stage &st, const StageTiling &t) {
-    int64_t threads = 1;
+std::vector<int64_t> gpu_thread_extents(const Stage &st, const StageTiling &t) {
+    std::vector<int64_t> out(st.loops.size(), 1);
     for (size_t l = 0; l < st.loops.size(); l++) {
         if (st.loops[l].is_rvar || t.tiles.empty()) continue;
-        threads *= t.tiles.size() == 1 ? t.tiles[0][l] : ceil_div(t.tiles[0][l], t.tiles[1][l]);
+        out[l] = t.tiles.size() == 1 ? t.tiles[0][l] : ceil_div(t.tiles[0][l], t.tiles[1][l]);
     }
+    return out;
+}
+
+int64_t gpu_threads_per_block(const Stage &st, const StageTiling &t) {
+    int64_t threads = 1;
+    for (int64_t e : gpu_thread_extents(st, t)) threads *= e;
     return threads;
 }
 

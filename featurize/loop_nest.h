@@ -81,7 +81,10 @@ struct StageTiling {
 
 // Threads per GPU block: CUDA's limit on every device since compute capability 2.0.
 constexpr int64_t kMaxGpuThreads = 1024;
-// The threads per block a GPU tiling of `st` asks for (its pure loops' thread extents).
+// A GPU tiling's threads along each loop of `st` (innermost first; 1 along reduction loops): its
+// point tile at a block's level (one tile level), or its level-0 tile over each thread's points (two).
+std::vector<int64_t> gpu_thread_extents(const Stage &st, const StageTiling &t);
+// The threads per block a GPU tiling of `st` asks for (the product of its thread extents).
 int64_t gpu_threads_per_block(const Stage &st, const StageTiling &t);
 
 struct FuncSchedule {

@@ -6,13 +6,11 @@ namespace schedforge::sampler {
 
 namespace sf = schedforge::featurize;
 
-namespace {
 int64_t floor_pow2(int64_t v) {
     int64_t p = 1;
     while (p * 2 <= v) p *= 2;
     return p;
 }
-} // namespace
 
 sf::StageTiling gpu_tiling(const sf::Stage &stage, const sf::Region &bounds) {
     sf::StageTiling t;

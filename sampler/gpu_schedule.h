@@ -21,6 +21,9 @@ namespace schedforge::sampler {
 constexpr int64_t kGpuBlockThreads = 256;
 constexpr int64_t kGpuWarpThreads = 32;
 
+// The largest power of two at most `v` (1 for v < 2): thread extents that tile evenly.
+int64_t floor_pow2(int64_t v);
+
 // The GPU schedule for a complete CPU nest of `dag`, by the rules above.
 featurize::LoopNest gpu_nest(const featurize::FunctionDAG &dag, const featurize::LoopNest &cpu);
 

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
-#include <numeric>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -21,12 +20,6 @@ namespace schedforge::sampler {
 namespace sf = schedforge::featurize;
 
 namespace {
-
-int64_t floor_pow2(int64_t v) {
-    int64_t p = 1;
-    while (p * 2 <= v) p *= 2;
-    return p;
-}
 
 // Thread extents per loop for `threads` threads in all, the innermost wide loop taking `inner`
 // of them (fewer where it is narrower), the next loops the rest, each at most a power of two of
@@ -67,16 +60,6 @@ sf::StageTiling with_threads(const sf::Stage &st, const sf::Region &bounds, cons
         t.unroll = true;
     }
     return t;
-}
-
-// A GPU tiling's threads along each loop (1 along reduction loops).
-std::vector<int64_t> thread_extents(const sf::Stage &st, const sf::StageTiling &t) {
-    std::vector<int64_t> out(st.loops.size(), 1);
-    for (size_t l = 0; l < st.loops.size(); l++) {
-        if (st.loops[l].is_rvar || t.tiles.empty()) continue;
-        out[l] = t.tiles.size() == 1 ? t.tiles[0][l] : (t.tiles[0][l] + t.tiles[1][l] - 1) / t.tiles[1][l];
-    }
-    return out;
 }
 
 } // namespace
@@ -250,10 +233,10 @@ private:
                              [](const State &a, const State &b) { return a.cost < b.cost; });
             std::vector<std::vector<int64_t>> refined;
             for (size_t i = 0; i < shapes.size() && i < kRefinedShapes; i++)
-                refined.push_back(thread_extents(node.stages[0], shapes[i].nest.funcs[size_t(n)].stages[0]));
+                refined.push_back(sf::gpu_thread_extents(node.stages[0], shapes[i].nest.funcs[size_t(n)].stages[0]));
             for (const sf::StageTiling &t : options[0]) {
-                if (t.tiles.size() < 2 ||
-                    std::find(refined.begin(), refined.end(), thread_extents(node.stages[0], t)) == refined.end())
+                if (t.tiles.size() < 2 || std::find(refined.begin(), refined.end(),
+                                                    sf::gpu_thread_extents(node.stages[0], t)) == refined.end())
                     continue;
                 fs.stages[0] = t;
                 add(parent, changed, child, out);

@@ -43,7 +43,9 @@ TEST(GpuTiling, ReductionLoopsRunWholeInsideAThread) {
     ASSERT_EQ(update.loops.size(), 3u);
     const sf::StageTiling t = gpu_tiling(update, update.loop_bounds_at_root);
     for (size_t l = 0; l < update.loops.size(); l++) {
-        if (update.loops[l].is_rvar) EXPECT_EQ(t.tiles[0][l], 64) << update.loops[l].var;
+        if (update.loops[l].is_rvar) {
+            EXPECT_EQ(t.tiles[0][l], 64) << update.loops[l].var;
+        }
     }
 }
 
