@@ -228,6 +228,20 @@ TEST(PluginGpu, SchedulesForACudaTarget) {
     EXPECT_NO_THROW(built.pipeline.compile_jit(cuda));
 }
 
+// The GPU search through the plugin's config variable: a GPU schedule that compiles to PTX.
+TEST(PluginGpu, SchedulesWithTheGpuSearchFromItsConfig) {
+    load_schedforge_plugin();
+    ScopedEnvironment env(
+        {{"SCHEDFORGE_SEARCH_CONFIG", std::string(SCHEDFORGE_SOURCE_DIR) + "/configs/search/gpu-search.yaml"},
+         {"SCHEDFORGE_BEAM_SIZE", "4"}});
+    gen::BuiltPipeline built = gen::build_pipeline(small_pipeline(3));
+    const Halide::Target cuda =
+        kTarget.with_feature(Halide::Target::CUDA).with_feature(Halide::Target::CUDACapability80);
+    const Halide::AutoSchedulerResults results = built.pipeline.auto_schedule("SchedForge", cuda, kMachine);
+    EXPECT_NE(results.schedule_source.find(".gpu_blocks("), std::string::npos) << results.schedule_source;
+    EXPECT_NO_THROW(built.pipeline.compile_jit(cuda));
+}
+
 TEST(PluginErrors, PipelineWithoutEstimates) {
     load_schedforge_plugin();
     Halide::Var x("x");
