@@ -15,25 +15,7 @@
 
 namespace schedforge::featurize {
 
-const std::vector<std::string> &GpuFeatures::names() {
-#define SCHEDFORGE_GPU_NAME(name, doc) #name,
-    static const std::vector<std::string> n{SCHEDFORGE_GPU_FEATURES(SCHEDFORGE_GPU_NAME)};
-#undef SCHEDFORGE_GPU_NAME
-    return n;
-}
-
-const std::vector<std::string> &GpuFeatures::descriptions() {
-#define SCHEDFORGE_GPU_DOC(name, doc) doc,
-    static const std::vector<std::string> d{SCHEDFORGE_GPU_FEATURES(SCHEDFORGE_GPU_DOC)};
-#undef SCHEDFORGE_GPU_DOC
-    return d;
-}
-
-std::array<double, kNumGpuFeatures> GpuFeatures::values() const {
-#define SCHEDFORGE_GPU_VALUE(name, doc) name,
-    return {SCHEDFORGE_GPU_FEATURES(SCHEDFORGE_GPU_VALUE)};
-#undef SCHEDFORGE_GPU_VALUE
-}
+SCHEDFORGE_DEFINE_FEATURE_LIST(GpuFeatures, SCHEDFORGE_GPU_FEATURES, kNumGpuFeatures)
 
 namespace {
 

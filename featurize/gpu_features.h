@@ -25,6 +25,8 @@
 // buffer that L2 holds whole (GpuDevice::l2_bytes) is read from DRAM once.
 #pragma once
 
+#include "featurize/feature_list.h"
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -93,14 +95,10 @@ const GpuDevice &gpu_device_for(const Halide::Target &target);
     X(host_points, "points a stage at root without a GPU tiling computes on the host")                                 \
     X(host_copy_bytes, "bytes a host stage copies between host and device (what it reads and writes)")
 
-#define SCHEDFORGE_GPU_COUNT(name, doc) +1
-inline constexpr int kNumGpuFeatures = 0 SCHEDFORGE_GPU_FEATURES(SCHEDFORGE_GPU_COUNT);
-#undef SCHEDFORGE_GPU_COUNT
+inline constexpr int kNumGpuFeatures = 0 SCHEDFORGE_GPU_FEATURES(SCHEDFORGE_FEATURE_COUNT);
 
 struct GpuFeatures {
-#define SCHEDFORGE_GPU_DECLARE(name, doc) double name = 0;
-    SCHEDFORGE_GPU_FEATURES(SCHEDFORGE_GPU_DECLARE)
-#undef SCHEDFORGE_GPU_DECLARE
+    SCHEDFORGE_GPU_FEATURES(SCHEDFORGE_FEATURE_DECLARE)
 
     // 1: the first GPU features.
     static int version() { return 1; }

@@ -14,19 +14,7 @@
 
 namespace schedforge::featurize {
 
-const std::vector<std::string> &ScheduleFeatures::names() {
-#define SCHEDFORGE_NAME(name, doc) #name,
-    static const std::vector<std::string> n{SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_NAME)};
-#undef SCHEDFORGE_NAME
-    return n;
-}
-
-const std::vector<std::string> &ScheduleFeatures::descriptions() {
-#define SCHEDFORGE_DOC(name, doc) doc,
-    static const std::vector<std::string> d{SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_DOC)};
-#undef SCHEDFORGE_DOC
-    return d;
-}
+SCHEDFORGE_DEFINE_FEATURE_LIST(ScheduleFeatures, SCHEDFORGE_SCHEDULE_FEATURES, kNumScheduleFeatures)
 
 const std::array<double ScheduleFeatures::*, kNumScheduleFeatures> &ScheduleFeatures::members() {
 #define SCHEDFORGE_MEMBER(name, doc) &ScheduleFeatures::name,
@@ -34,12 +22,6 @@ const std::array<double ScheduleFeatures::*, kNumScheduleFeatures> &ScheduleFeat
         SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_MEMBER)};
 #undef SCHEDFORGE_MEMBER
     return m;
-}
-
-std::array<double, kNumScheduleFeatures> ScheduleFeatures::values() const {
-#define SCHEDFORGE_VALUE(name, doc) name,
-    return {SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_VALUE)};
-#undef SCHEDFORGE_VALUE
 }
 
 namespace {

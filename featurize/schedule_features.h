@@ -133,6 +133,8 @@
 // load from them is dense.
 #pragma once
 
+#include "featurize/feature_list.h"
+
 #include <array>
 #include <string>
 #include <vector>
@@ -241,9 +243,7 @@ inline constexpr float kStackAllocationBytes = 16 * 1024; // float: Halide Exprs
 // when it can bound it by this (Halide 14's bound_small_allocations pass); larger ones are mallocs.
 inline constexpr double kBoundedAllocationBytes = 128;
 
-#define SCHEDFORGE_COUNT(name, doc) +1
-inline constexpr int kNumScheduleFeatures = 0 SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_COUNT);
-#undef SCHEDFORGE_COUNT
+inline constexpr int kNumScheduleFeatures = 0 SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_FEATURE_COUNT);
 
 // A feature's position in values() and in stored feature rows: ScheduleFeatureIndex::vector_size.
 struct ScheduleFeatureIndex {
@@ -253,9 +253,7 @@ struct ScheduleFeatureIndex {
 };
 
 struct ScheduleFeatures {
-#define SCHEDFORGE_DECLARE(name, doc) double name = 0;
-    SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_DECLARE)
-#undef SCHEDFORGE_DECLARE
+    SCHEDFORGE_SCHEDULE_FEATURES(SCHEDFORGE_FEATURE_DECLARE)
 
     // 2: bytes_read_past_cache; 3: bytes_read_from_memory; 4: library_calls, accumulator_bytes_spilled;
     // 5: the same features with the meanings of 18232d8, b369712 and 73c0947 (an inlined Func's

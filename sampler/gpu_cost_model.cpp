@@ -10,13 +10,17 @@ namespace sf = schedforge::featurize;
 
 namespace {
 
-// A kernel's features with those of the stages inside it added (its per-block and per-thread
-// Funcs, and the Funcs inlined into them).
-sf::GpuFeatures kernel_sum(const std::vector<sf::GpuStageFeatures> &features, size_t k) {
-    sf::GpuFeatures sum = features[k].features;
+// Per row, for kernel rows: the kernel's features with those of the stages inside it added (its
+// per-block and per-thread Funcs, and the Funcs inlined into them), in one pass over the rows.
+std::vector<sf::GpuFeatures> kernel_sums(const std::vector<sf::GpuStageFeatures> &features) {
+    std::vector<sf::GpuFeatures> sums(features.size());
+    for (size_t i = 0; i < features.size(); i++) {
+        if (features[i].scheduled && features[i].features.kernel_launches > 0) sums[i] = features[i].features;
+    }
     for (size_t i = 0; i < features.size(); i++) {
         const sf::GpuStageFeatures &g = features[i];
-        if (i == k || !g.scheduled || g.kernel != int(k)) continue;
+        if (!g.scheduled || g.kernel < 0 || size_t(g.kernel) == i) continue;
+        sf::GpuFeatures &sum = sums[size_t(g.kernel)];
         const sf::GpuFeatures &f = g.features;
         sum.ops += f.ops;
         sum.global_loads += f.global_loads;
@@ -27,7 +31,7 @@ sf::GpuFeatures kernel_sum(const std::vector<sf::GpuStageFeatures> &features, si
         sum.global_store_sectors += f.global_store_sectors;
         sum.barriers += f.barriers;
     }
-    return sum;
+    return sums;
 }
 
 KernelCost kernel_cost(const sf::GpuFeatures &own, const sf::GpuFeatures &sum, const sf::GpuDevice &d) {
@@ -77,11 +81,12 @@ KernelCost kernel_cost(const sf::GpuFeatures &own, const sf::GpuFeatures &sum, c
 
 GpuCost gpu_cost(const std::vector<sf::GpuStageFeatures> &features, const sf::GpuDevice &device) {
     GpuCost cost;
+    const std::vector<sf::GpuFeatures> sums = kernel_sums(features);
     for (size_t i = 0; i < features.size(); i++) {
         const sf::GpuStageFeatures &g = features[i];
         if (!g.scheduled) continue;
         if (g.features.kernel_launches > 0) {
-            KernelCost k = kernel_cost(g.features, kernel_sum(features, i), device);
+            KernelCost k = kernel_cost(g.features, sums[i], device);
             k.row = int(i);
             cost.seconds += k.seconds;
             cost.kernels.push_back(k);

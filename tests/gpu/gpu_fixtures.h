@@ -35,12 +35,20 @@ sf::LoopNest root_nest(const sf::FunctionDAG &dag, Pred inline_it) {
     return nest;
 }
 
+// What every fixture has: its DAG, its nodes by name, and the nest of every Func at root.
+struct Fixture {
+    sf::FunctionDAG dag;
+    int node(const std::string &name) const { return node_named(dag, name); }
+    sf::LoopNest cpu_nest() const {
+        return root_nest(dag, [](int) { return false; });
+    }
+};
+
 // out(x, y) = sum_k a(k, y) * b(x, k) over W x H, k in [0, K), through an inlinable pointwise Func.
-struct Matmul {
+struct Matmul : Fixture {
     Halide::Var x{"x"}, y{"y"};
     Halide::ImageParam a{Halide::Float(32), 2, "a"}, b{Halide::Float(32), 2, "b"};
     Halide::Func scaled{"scaled"}, prod{"prod"}, out{"out"};
-    sf::FunctionDAG dag;
 
     Matmul(int w, int h, int k) {
         Halide::RDom r(0, k, "r");
@@ -53,8 +61,7 @@ struct Matmul {
         out.set_estimates({{0, w}, {0, h}});
         dag = sf::FunctionDAG::build(Halide::Pipeline(out));
     }
-    int node(const std::string &name) const { return node_named(dag, name); }
-    // A CPU nest: `scaled` inlined, the rest at root, one level each.
+    // A CPU nest: `scaled` inlined, the rest at root, one level each (hides the fixture's).
     sf::LoopNest cpu_nest() const {
         return root_nest(dag, [&](int n) { return n == node("scaled"); });
     }
@@ -62,11 +69,10 @@ struct Matmul {
 
 // by(x, y) = bx(x, y - 1) + bx(x, y) + bx(x, y + 1), bx(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y),
 // over W x H floats.
-struct Blur {
+struct Blur : Fixture {
     Halide::Var x{"x"}, y{"y"};
     Halide::ImageParam in{Halide::Float(32), 2, "in"};
     Halide::Func bx{"bx"}, by{"by"};
-    sf::FunctionDAG dag;
 
     Blur(int w, int h) {
         bx(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
@@ -75,18 +81,13 @@ struct Blur {
         by.set_estimates({{0, w}, {0, h}});
         dag = sf::FunctionDAG::build(Halide::Pipeline(by));
     }
-    int node(const std::string &name) const { return node_named(dag, name); }
-    sf::LoopNest cpu_nest() const {
-        return root_nest(dag, [](int) { return false; });
-    }
 };
 
 // out(x, y) = in(x, y) + in(y, x) over N x N floats: one read along rows, one down columns.
-struct Transpose {
+struct Transpose : Fixture {
     Halide::Var x{"x"}, y{"y"};
     Halide::ImageParam in{Halide::Float(32), 2, "in"};
     Halide::Func out{"out"};
-    sf::FunctionDAG dag;
 
     explicit Transpose(int n) {
         out(x, y) = in(x, y) + in(y, x);
@@ -94,18 +95,13 @@ struct Transpose {
         out.set_estimates({{0, n}, {0, n}});
         dag = sf::FunctionDAG::build(Halide::Pipeline(out));
     }
-    int node(const std::string &name) const { return node_named(dag, name); }
-    sf::LoopNest cpu_nest() const {
-        return root_nest(dag, [](int) { return false; });
-    }
 };
 
 // hist(v) counts the values of a W x H uint8 image (a scatter: no pure loop in its update).
-struct Histogram {
+struct Histogram : Fixture {
     Halide::Var x{"x"};
     Halide::ImageParam in{Halide::UInt(8), 2, "in"};
     Halide::Func hist{"hist"};
-    sf::FunctionDAG dag;
 
     Histogram(int w, int h) {
         Halide::RDom r(0, w, 0, h, "r");
@@ -114,10 +110,6 @@ struct Histogram {
         in.set_estimates({{0, w}, {0, h}});
         hist.set_estimates({{0, 256}});
         dag = sf::FunctionDAG::build(Halide::Pipeline(hist));
-    }
-    int node(const std::string &name) const { return node_named(dag, name); }
-    sf::LoopNest cpu_nest() const {
-        return root_nest(dag, [](int) { return false; });
     }
 };
 
